@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages dlenv needs to build and test -- only the
+# ones that are missing. Usage: scripts/install-deps.sh [--windows]
+set -euo pipefail
+pkgs=(g++ cmake make libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev
+      libarchive-dev pkg-config file)
+if [[ "${1:-}" == "--windows" ]]; then
+  pkgs+=(g++-mingw-w64-x86-64 wine wine64 libz-mingw-w64-dev)
+fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+echo "dlenv: installing missing build packages: ${missing[*]}" >&2
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "dlenv: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,53 @@
+// DynamicLibrary: RAII dlopen/LoadLibrary with the loader's own error text kept,
+// and symbol tables: a list of {name, slot, required, newest _vN} bound in one go.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "util/result.h"
+
+namespace dlenv {
+
+class DynamicLibrary {
+ public:
+  DynamicLibrary() = default;
+  DynamicLibrary(DynamicLibrary&& other) noexcept;
+  DynamicLibrary& operator=(DynamicLibrary&& other) noexcept;
+  DynamicLibrary(const DynamicLibrary&) = delete;
+  DynamicLibrary& operator=(const DynamicLibrary&) = delete;
+  ~DynamicLibrary();
+
+  // dlopen(name, RTLD_NOW | RTLD_LOCAL) / LoadLibraryExW. The error carries the
+  // loader's message (dlerror text; Win32 code and its text) and the name.
+  static Result<DynamicLibrary> open(const std::string& name_or_path);
+
+  bool is_open() const { return handle_ != nullptr; }
+  void* symbol(const char* name) const;
+  // The file the loader really mapped (dlinfo link map / GetModuleFileNameW).
+  std::string loaded_path() const;
+  const std::string& requested_name() const { return name_; }
+
+ private:
+  void* handle_ = nullptr;
+  std::string name_;
+};
+
+struct SymbolSpec {
+  const char* name;    // base name, e.g. "nvmlInit"
+  void** slot;         // where the address goes (nullptr when not found)
+  bool required;
+  int newest_version;  // try name_vN ... name_v2 then name; 0/1 = only name
+};
+
+struct BoundSymbols {
+  std::vector<std::string> bound_names;    // the exact names that bound, e.g. "nvmlInit_v2"
+  std::vector<std::string> missing_optional;
+};
+
+// Binds every spec; fails listing every missing required symbol and the library path.
+Result<BoundSymbols> bind_symbols(const DynamicLibrary& lib, std::span<const SymbolSpec> specs);
+
+}  // namespace dlenv

@@ -1,0 +1,35 @@
+// Env: the environment variables a probe sees. The process environment, or a
+// KEY=VALUE file given with --env-file (so tests and --root runs never see the host's).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "util/result.h"
+
+namespace dlenv {
+
+class Env {
+ public:
+  virtual ~Env() = default;
+  virtual std::optional<std::string> get(std::string_view name) const = 0;
+  // Every variable, sorted by name.
+  virtual std::map<std::string, std::string> all() const = 0;
+};
+
+// The environment of this process (read once, at construction).
+std::unique_ptr<Env> make_process_env();
+// A fixed set of variables.
+std::unique_ptr<Env> make_map_env(std::map<std::string, std::string> vars);
+// Parses KEY=VALUE lines ('#' comments, blank lines, optional `export `, optional
+// single/double quotes around the value). Errors name the file and line.
+Result<std::map<std::string, std::string>> parse_env_file(std::string_view text,
+                                                         std::string_view file_name);
+
+// The platform's PATH-list separator (':' on POSIX, ';' on Windows) applied to `value`.
+std::vector<std::string> split_path_list(std::string_view value, char sep);
+
+}  // namespace dlenv

@@ -1,0 +1,36 @@
+// Run a subprocess with a timeout, capturing stdout and stderr. Never hangs:
+// on timeout the whole process group is killed.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/result.h"
+
+namespace dlenv {
+
+struct ProcessResult {
+  int exit_code = -1;      // -1 when killed by a signal or timed out
+  int term_signal = 0;     // signal number when killed by one
+  bool timed_out = false;
+  std::string out;
+  std::string err;
+  double wall_ms = 0;
+};
+
+struct ProcessOptions {
+  std::chrono::milliseconds timeout{10000};
+  // When set, the child's complete environment; otherwise it inherits ours.
+  std::optional<std::map<std::string, std::string>> env;
+  size_t max_output = 8u << 20;  // per stream; the rest is discarded
+};
+
+// argv[0] is looked up on PATH when it has no '/'. Fails (naming argv[0]) when
+// the program cannot be started; a non-zero exit is a successful run.
+Result<ProcessResult> run_process(const std::vector<std::string>& argv,
+                                  const ProcessOptions& options = {});
+
+}  // namespace dlenv

@@ -1,0 +1,1 @@
+// placeholder: removed when the layer gets its first real source file

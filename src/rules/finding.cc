@@ -1,0 +1,14 @@
+#include "rules/finding.h"
+
+namespace dlenv {
+
+const char* severity_name(Severity s) {
+  switch (s) {
+    case Severity::info: return "info";
+    case Severity::warning: return "warning";
+    case Severity::error: return "error";
+  }
+  return "error";
+}
+
+}  // namespace dlenv
