@@ -17,9 +17,9 @@ namespace dlenv {
 struct ElfInfo {
   bool is_64 = false;
   bool little_endian = true;
-  uint16_t machine = 0;    // e_machine (62 = x86-64, 183 = aarch64, 3 = i386)
-  uint8_t os_abi = 0;      // e_ident[EI_OSABI]
-  uint16_t type = 0;       // e_type (2 = EXEC, 3 = DYN)
+  uint16_t machine = 0;  // e_machine (62 = x86-64, 183 = aarch64, 3 = i386)
+  uint8_t os_abi = 0;    // e_ident[EI_OSABI]
+  uint16_t type = 0;     // e_type (2 = EXEC, 3 = DYN)
   std::vector<std::string> needed;
   std::optional<std::string> soname;
   std::optional<std::string> rpath;    // DT_RPATH, ':'-separated as stored

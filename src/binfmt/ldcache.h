@@ -21,7 +21,7 @@ struct LdCacheEntry {
 };
 
 struct LdCache {
-  std::string format;  // "new", "old", "old+new"
+  std::string format;                 // "new", "old", "old+new"
   std::vector<LdCacheEntry> entries;  // in file order (the loader's preference order)
   // First entry for a soname, as the loader would take it (x86-64 entries preferred).
   const LdCacheEntry* find(const std::string& soname) const;

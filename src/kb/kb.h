@@ -23,7 +23,7 @@ struct KbRef {
 };
 
 struct DriverCudaSupport {
-  Version max_cuda;          // newest toolkit (major.minor) whose driver floor <= driver
+  Version max_cuda;           // newest toolkit (major.minor) whose driver floor <= driver
   std::string toolkit_label;  // e.g. "CUDA 13.0 GA"
   // CUDA majors whose minor-version-compatibility floor the driver meets
   // (any minor of that major runs, PTX JIT excepted).
@@ -56,8 +56,8 @@ struct CudnnBuild {
 // and docs/findings.md.
 struct FindingInfo {
   std::string id;
-  std::string section;    // "B. Linux driver, kernel module and device access"
-  std::string title;      // one line
+  std::string section;  // "B. Linux driver, kernel module and device access"
+  std::string title;    // one line
   std::string platforms;
   std::vector<std::string> error_text;  // verbatim error signatures
   std::string cause;
@@ -73,7 +73,8 @@ class Kb {
   // Every kb/*.json file of a directory (the same file names as the embedded set).
   static Result<std::shared_ptr<const Kb>> load_dir(const std::string& dir);
   // From in-memory file contents keyed by file name ("cuda_driver.json" -> text).
-  static Result<std::shared_ptr<const Kb>> load_files(const std::map<std::string, std::string>& files);
+  static Result<std::shared_ptr<const Kb>> load_files(
+      const std::map<std::string, std::string>& files);
 
   virtual ~Kb() = default;
 

@@ -36,14 +36,14 @@ class DynamicLibrary {
 };
 
 struct SymbolSpec {
-  const char* name;    // base name, e.g. "nvmlInit"
-  void** slot;         // where the address goes (nullptr when not found)
+  const char* name;  // base name, e.g. "nvmlInit"
+  void** slot;       // where the address goes (nullptr when not found)
   bool required;
   int newest_version;  // try name_vN ... name_v2 then name; 0/1 = only name
 };
 
 struct BoundSymbols {
-  std::vector<std::string> bound_names;    // the exact names that bound, e.g. "nvmlInit_v2"
+  std::vector<std::string> bound_names;  // the exact names that bound, e.g. "nvmlInit_v2"
   std::vector<std::string> missing_optional;
 };
 

@@ -27,7 +27,7 @@ std::unique_ptr<Env> make_map_env(std::map<std::string, std::string> vars);
 // Parses KEY=VALUE lines ('#' comments, blank lines, optional `export `, optional
 // single/double quotes around the value). Errors name the file and line.
 Result<std::map<std::string, std::string>> parse_env_file(std::string_view text,
-                                                         std::string_view file_name);
+                                                          std::string_view file_name);
 
 // The platform's PATH-list separator (':' on POSIX, ';' on Windows) applied to `value`.
 std::vector<std::string> split_path_list(std::string_view value, char sep);

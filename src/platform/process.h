@@ -13,8 +13,8 @@
 namespace dlenv {
 
 struct ProcessResult {
-  int exit_code = -1;      // -1 when killed by a signal or timed out
-  int term_signal = 0;     // signal number when killed by one
+  int exit_code = -1;   // -1 when killed by a signal or timed out
+  int term_signal = 0;  // signal number when killed by one
   bool timed_out = false;
   std::string out;
   std::string err;

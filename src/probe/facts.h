@@ -52,7 +52,7 @@ struct Fact {
 };
 
 struct HostFacts {
-  Fact<std::string> os;  // "linux" / "windows"
+  Fact<std::string> os;      // "linux" / "windows"
   Fact<std::string> distro;  // PRETTY_NAME from /etc/os-release
   Fact<std::string> kernel;  // /proc/sys/kernel/osrelease
   Fact<std::string> arch;    // "x86_64"
@@ -73,9 +73,9 @@ struct DeviceNode {
 };
 
 struct LibraryFile {
-  std::string path;     // logical path
-  std::string version;  // from the file name suffix, e.g. "580.95.05" ("" when none)
-  bool is_stub = false; // lives in a .../stubs directory
+  std::string path;       // logical path
+  std::string version;    // from the file name suffix, e.g. "580.95.05" ("" when none)
+  bool is_stub = false;   // lives in a .../stubs directory
   std::string found_via;  // "ld.so.cache", "LD_LIBRARY_PATH", "dir scan"
 };
 
@@ -119,34 +119,35 @@ struct GpuFacts {
 };
 
 struct ToolkitFacts {
-  std::string root;                // logical path, e.g. "/usr/local/cuda-12.4"
-  std::string real_root;           // symlinks resolved
-  Fact<Version> version;           // full version (version.json cuda.version, else version.txt, else cuda.h)
-  Fact<std::string> nvcc;          // path to nvcc inside the toolkit
-  Fact<Version> nvcc_version;      // from `nvcc --version` (live) or the nvcc dist-info
-  std::vector<std::string> found_via;  // "/usr/local/cuda-*", "CUDA_HOME", "PATH (nvcc)", ...
-  bool pip_assembled = false;      // built from NVIDIA's pip wheels (dist-info dir)
-  std::vector<std::string> lib_dirs;  // logical dirs holding its libraries
-  bool is_default_link = false;    // /usr/local/cuda points here
-  bool active_path = false;        // its bin/ is the first nvcc on PATH
+  std::string root;       // logical path, e.g. "/usr/local/cuda-12.4"
+  std::string real_root;  // symlinks resolved
+  Fact<Version> version;  // full version (version.json cuda.version, else version.txt, else cuda.h)
+  Fact<std::string> nvcc;               // path to nvcc inside the toolkit
+  Fact<Version> nvcc_version;           // from `nvcc --version` (live) or the nvcc dist-info
+  std::vector<std::string> found_via;   // "/usr/local/cuda-*", "CUDA_HOME", "PATH (nvcc)", ...
+  bool pip_assembled = false;           // built from NVIDIA's pip wheels (dist-info dir)
+  std::vector<std::string> lib_dirs;    // logical dirs holding its libraries
+  bool is_default_link = false;         // /usr/local/cuda points here
+  bool active_path = false;             // its bin/ is the first nvcc on PATH
   bool active_ld_library_path = false;  // its lib dir is on LD_LIBRARY_PATH
-  bool active_cuda_home = false;   // CUDA_HOME/CUDA_PATH names it
-  bool in_ld_cache = false;        // ld.so.cache resolves libcudart from here
-  Fact<std::string> cudart_library;  // libcudart.so.N inside the toolkit
+  bool active_cuda_home = false;        // CUDA_HOME/CUDA_PATH names it
+  bool in_ld_cache = false;             // ld.so.cache resolves libcudart from here
+  Fact<std::string> cudart_library;     // libcudart.so.N inside the toolkit
 };
 
 struct CudnnCopy {
-  std::string dir;                  // directory holding the main library (logical)
-  std::string library;              // path of libcudnn.so.N (or cudnn64_N.dll)
-  Fact<Version> library_version;    // from the file name (libcudnn.so.9.1.0) or dist-info
-  Fact<Version> header_version;     // cudnn_version.h / cudnn.h macros
+  std::string dir;                // directory holding the main library (logical)
+  std::string library;            // path of libcudnn.so.N (or cudnn64_N.dll)
+  Fact<Version> library_version;  // from the file name (libcudnn.so.9.1.0) or dist-info
+  Fact<Version> header_version;   // cudnn_version.h / cudnn.h macros
   std::string header_path;
-  Fact<Version> live_version;       // cudnnGetVersion() when loaded live
-  Fact<int> cuda_major;             // the CUDA major it was built for
-  int major = 0;                    // cuDNN major (8, 9)
-  std::vector<std::string> found_via;  // "toolkit /usr/local/cuda-13.0", "ld.so.cache", "pip wheel", ...
-  std::string toolkit_root;         // when it sits inside a toolkit
-  std::string python_site;          // when it is a pip wheel copy
+  Fact<Version> live_version;  // cudnnGetVersion() when loaded live
+  Fact<int> cuda_major;        // the CUDA major it was built for
+  int major = 0;               // cuDNN major (8, 9)
+  std::vector<std::string>
+      found_via;             // "toolkit /usr/local/cuda-13.0", "ld.so.cache", "pip wheel", ...
+  std::string toolkit_root;  // when it sits inside a toolkit
+  std::string python_site;   // when it is a pip wheel copy
   std::vector<std::string> sublibraries_present;
   std::vector<std::string> sublibraries_missing;
   // Other versions of cuDNN libraries in the same directory (file name -> version)

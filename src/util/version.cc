@@ -40,7 +40,8 @@ Version Version::from_cudnn_int(long encoded) {
 }
 
 Version Version::truncated(size_t n) const {
-  std::vector<int> p(parts_.begin(), parts_.begin() + static_cast<long>(std::min(n, parts_.size())));
+  std::vector<int> p(parts_.begin(),
+                     parts_.begin() + static_cast<long>(std::min(n, parts_.size())));
   return Version(std::move(p));
 }
 

@@ -36,7 +36,9 @@ TEST(Version, DecodesCudaAndCudnnIntegers) {
   EXPECT_EQ(Version::from_cudnn_int(7605).str(), "7.6.5");
 }
 
-TEST(Version, Truncates) { EXPECT_EQ(Version::parse("12.4.131")->truncated(2).str(), "12.4"); }
+TEST(Version, Truncates) {
+  EXPECT_EQ(Version::parse("12.4.131")->truncated(2).str(), "12.4");
+}
 
 }  // namespace
 }  // namespace dlenv
