@@ -26,13 +26,15 @@ class DynamicLibrary {
 
   bool is_open() const { return handle_ != nullptr; }
   void* symbol(const char* name) const;
-  // The file the loader really mapped (dlinfo link map / GetModuleFileNameW).
+  // The file the loader really mapped (dlinfo link map / GetModuleFileNameW), as an
+  // absolute path (symlinks in it are not resolved). Empty when not open.
   std::string loaded_path() const;
   const std::string& requested_name() const { return name_; }
 
  private:
   void* handle_ = nullptr;
   std::string name_;
+  std::string loaded_path_;  // absolute; found at open() (a relative one depends on the cwd)
 };
 
 struct SymbolSpec {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "util/result.h"
 
@@ -26,10 +27,13 @@ std::unique_ptr<Env> make_process_env();
 std::unique_ptr<Env> make_map_env(std::map<std::string, std::string> vars);
 // Parses KEY=VALUE lines ('#' comments, blank lines, optional `export `, optional
 // single/double quotes around the value). Errors name the file and line.
+// Keys must be [A-Za-z_][A-Za-z0-9_]*; whitespace around key and value is trimmed;
+// quoted values are taken verbatim (no escapes); a later duplicate key wins.
 Result<std::map<std::string, std::string>> parse_env_file(std::string_view text,
                                                           std::string_view file_name);
 
-// The platform's PATH-list separator (':' on POSIX, ';' on Windows) applied to `value`.
+// Splits a PATH-like list on `sep` (':' on POSIX, ';' on Windows); empty elements
+// are dropped.
 std::vector<std::string> split_path_list(std::string_view value, char sep);
 
 }  // namespace dlenv

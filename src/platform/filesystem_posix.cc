@@ -1,0 +1,371 @@
+// POSIX FileSystem: the host file system, and a rooted one that resolves every
+// symlink itself so that nothing (absolute links, "..", loops) leaves the root.
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <utility>
+
+#include "platform/filesystem.h"
+#include "util/strings.h"
+
+namespace dlenv {
+namespace {
+
+constexpr int kMaxSymlinks = 40;
+// map_file's read fallback for files whose size stat() does not know (/proc, /sys).
+constexpr size_t kMaxUnsizedRead = 64u << 20;
+
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
+
+FileType type_from_mode(mode_t mode) {
+  if (S_ISREG(mode)) return FileType::regular;
+  if (S_ISDIR(mode)) return FileType::directory;
+  if (S_ISLNK(mode)) return FileType::symlink;
+  if (S_ISCHR(mode)) return FileType::char_device;
+  if (S_ISBLK(mode)) return FileType::block_device;
+  return FileType::other;
+}
+
+FileStat to_file_stat(const struct stat& st) {
+  FileStat out;
+  out.type = type_from_mode(st.st_mode);
+  out.size = static_cast<uint64_t>(st.st_size);
+  out.mode = static_cast<uint32_t>(st.st_mode & 07777);
+  out.uid = static_cast<uint32_t>(st.st_uid);
+  out.gid = static_cast<uint32_t>(st.st_gid);
+  out.mtime = static_cast<int64_t>(st.st_mtime);
+  return out;
+}
+
+// Closes a file descriptor on scope exit.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// Reads everything from fd; returns errno on failure, or EFBIG when more than max_bytes.
+std::expected<std::string, int> read_all(int fd, size_t max_bytes, size_t size_hint) {
+  std::string data;
+  if (size_hint > 0) data.reserve(std::min(size_hint, max_bytes) + 1);
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return std::unexpected(errno);
+    }
+    if (n == 0) break;
+    if (data.size() + static_cast<size_t>(n) > max_bytes) return std::unexpected(EFBIG);
+    data.append(buf, static_cast<size_t>(n));
+  }
+  return data;
+}
+
+class MmapFile final : public MappedFile {
+ public:
+  MmapFile(void* addr, size_t size) : addr_(addr), size_(size) {}
+  ~MmapFile() override { ::munmap(addr_, size_); }
+  MmapFile(const MmapFile&) = delete;
+  MmapFile& operator=(const MmapFile&) = delete;
+  ByteView bytes() const override { return ByteView(static_cast<const uint8_t*>(addr_), size_); }
+
+ private:
+  void* addr_;
+  size_t size_;
+};
+
+class BufferFile final : public MappedFile {
+ public:
+  explicit BufferFile(std::string data) : data_(std::move(data)) {}
+  ByteView bytes() const override { return ByteView(std::string_view(data_)); }
+
+ private:
+  std::string data_;
+};
+
+// Shared implementation: a subclass only decides how a logical path becomes a
+// host path (and how it is canonicalised). `describe` names a path in errors.
+class PosixFileSystemBase : public FileSystem {
+ public:
+  Result<std::string> read_file(std::string_view path, size_t max_bytes) const override {
+    auto host = resolve_host(path, /*follow_last=*/true);
+    if (!host) return fail("cannot read " + describe(path) + ": " + errno_text(host.error()));
+    Fd fd(::open(host->c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) return fail("cannot read " + describe(path) + ": " + errno_text(errno));
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) {
+      return fail("cannot read " + describe(path) + ": " + errno_text(errno));
+    }
+    if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > max_bytes) {
+      return fail(too_big(path, static_cast<uint64_t>(st.st_size), max_bytes));
+    }
+    auto data = read_all(fd.get(), max_bytes, static_cast<size_t>(st.st_size));
+    if (!data) {
+      if (data.error() == EFBIG) return fail(too_big(path, std::nullopt, max_bytes));
+      return fail("cannot read " + describe(path) + ": " + errno_text(data.error()));
+    }
+    return std::move(*data);
+  }
+
+  Result<std::unique_ptr<MappedFile>> map_file(std::string_view path) const override {
+    auto host = resolve_host(path, /*follow_last=*/true);
+    if (!host) return fail("cannot map " + describe(path) + ": " + errno_text(host.error()));
+    Fd fd(::open(host->c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) return fail("cannot map " + describe(path) + ": " + errno_text(errno));
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) {
+      return fail("cannot map " + describe(path) + ": " + errno_text(errno));
+    }
+    if (S_ISDIR(st.st_mode))
+      return fail("cannot map " + describe(path) + ": " + errno_text(EISDIR));
+    const size_t size = static_cast<size_t>(st.st_size);
+    if (S_ISREG(st.st_mode) && size > 0) {
+      void* addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+      if (addr != MAP_FAILED) return std::unique_ptr<MappedFile>(new MmapFile(addr, size));
+    }
+    // Empty, unsized (/proc) or unmappable files: read them instead.
+    size_t limit = size > 0 ? size : kMaxUnsizedRead;
+    auto data = read_all(fd.get(), limit, size);
+    if (!data) {
+      if (data.error() == EFBIG) return fail(too_big(path, std::nullopt, limit));
+      return fail("cannot map " + describe(path) + ": " + errno_text(data.error()));
+    }
+    return std::unique_ptr<MappedFile>(new BufferFile(std::move(*data)));
+  }
+
+  Result<std::vector<DirEntry>> list_dir(std::string_view path) const override {
+    auto host = resolve_host(path, /*follow_last=*/true);
+    if (!host) return fail("cannot list " + describe(path) + ": " + errno_text(host.error()));
+    DIR* dir = ::opendir(host->c_str());
+    if (dir == nullptr) return fail("cannot list " + describe(path) + ": " + errno_text(errno));
+    std::vector<DirEntry> entries;
+    const int dfd = ::dirfd(dir);
+    for (;;) {
+      errno = 0;
+      struct dirent* de = ::readdir(dir);
+      if (de == nullptr) {
+        const int err = errno;
+        ::closedir(dir);
+        if (err != 0) return fail("cannot list " + describe(path) + ": " + errno_text(err));
+        break;
+      }
+      std::string_view name(de->d_name);
+      if (name == "." || name == "..") continue;
+      DirEntry entry;
+      entry.name = std::string(name);
+      struct stat st {};
+      if (::fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        entry.type = type_from_mode(st.st_mode);
+      }
+      entries.push_back(std::move(entry));
+    }
+    std::sort(entries.begin(), entries.end(),
+              [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
+    return entries;
+  }
+
+  std::optional<FileStat> stat(std::string_view path) const override {
+    return do_stat(path, /*follow=*/true);
+  }
+  std::optional<FileStat> lstat(std::string_view path) const override {
+    return do_stat(path, /*follow=*/false);
+  }
+
+  Result<std::string> read_link(std::string_view path) const override {
+    auto host = resolve_host(path, /*follow_last=*/false);
+    if (!host) {
+      return fail("cannot read link " + describe(path) + ": " + errno_text(host.error()));
+    }
+    std::string buf(256, '\0');
+    for (;;) {
+      ssize_t n = ::readlink(host->c_str(), buf.data(), buf.size());
+      if (n < 0) return fail("cannot read link " + describe(path) + ": " + errno_text(errno));
+      if (static_cast<size_t>(n) < buf.size()) {
+        buf.resize(static_cast<size_t>(n));
+        return buf;
+      }
+      buf.resize(buf.size() * 2);
+    }
+  }
+
+  bool can_read(std::string_view path) const override {
+    auto host = resolve_host(path, /*follow_last=*/true);
+    return host && ::access(host->c_str(), R_OK) == 0;
+  }
+  bool can_write(std::string_view path) const override {
+    auto host = resolve_host(path, /*follow_last=*/true);
+    return host && ::access(host->c_str(), W_OK) == 0;
+  }
+
+ protected:
+  // The host path to hand to a system call, or an errno (ELOOP...).
+  virtual std::expected<std::string, int> resolve_host(std::string_view path,
+                                                       bool follow_last) const = 0;
+  virtual std::string describe(std::string_view path) const = 0;
+
+ private:
+  std::optional<FileStat> do_stat(std::string_view path, bool follow) const {
+    auto host = resolve_host(path, follow);
+    if (!host) return std::nullopt;
+    struct stat st {};
+    int rc = follow ? ::stat(host->c_str(), &st) : ::lstat(host->c_str(), &st);
+    if (rc != 0) return std::nullopt;
+    return to_file_stat(st);
+  }
+
+  std::string too_big(std::string_view path, std::optional<uint64_t> size, size_t max) const {
+    std::string msg = "cannot read " + describe(path) + ": file is ";
+    msg += size ? std::to_string(*size) + " bytes" : "larger than the limit";
+    msg += " (limit " + std::to_string(max) + " bytes)";
+    return msg;
+  }
+};
+
+class RealFileSystem final : public PosixFileSystemBase {
+ public:
+  Result<std::string> real_path(std::string_view path) const override {
+    std::string p(path);
+    char* resolved = ::realpath(p.c_str(), nullptr);
+    if (resolved == nullptr) return fail("cannot resolve " + p + ": " + errno_text(errno));
+    std::string out(resolved);
+    std::free(resolved);
+    return out;
+  }
+  std::string host_path(std::string_view path) const override { return std::string(path); }
+  bool is_rooted() const override { return false; }
+
+ protected:
+  std::expected<std::string, int> resolve_host(std::string_view path, bool) const override {
+    if (path.empty()) return std::unexpected(ENOENT);
+    return std::string(path);
+  }
+  std::string describe(std::string_view path) const override { return std::string(path); }
+};
+
+class RootedFileSystem final : public PosixFileSystemBase {
+ public:
+  explicit RootedFileSystem(std::string root) : root_(std::move(root)) {
+    while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+    if (root_ == "/") root_.clear();  // "/" + logical == logical
+  }
+
+  Result<std::string> real_path(std::string_view path) const override {
+    auto logical = resolve_logical(path, /*follow_last=*/true);
+    if (!logical) {
+      return fail("cannot resolve " + describe(path) + ": " + errno_text(logical.error()));
+    }
+    struct stat st {};
+    if (::lstat(to_host(*logical).c_str(), &st) != 0) {
+      return fail("cannot resolve " + describe(path) + ": " + errno_text(errno));
+    }
+    return std::move(*logical);
+  }
+
+  std::string host_path(std::string_view path) const override {
+    auto logical = resolve_logical(path, /*follow_last=*/true, /*lenient=*/true);
+    if (!logical) return to_host(path_normalize("/" + std::string(path)));
+    return to_host(*logical);
+  }
+
+  bool is_rooted() const override { return true; }
+
+ protected:
+  std::expected<std::string, int> resolve_host(std::string_view path,
+                                               bool follow_last) const override {
+    auto logical = resolve_logical(path, follow_last);
+    if (!logical) return std::unexpected(logical.error());
+    return to_host(*logical);
+  }
+
+  std::string describe(std::string_view path) const override {
+    return std::string(path) + " (under root " + (root_.empty() ? "/" : root_) + ")";
+  }
+
+ private:
+  std::string to_host(std::string_view logical) const {
+    if (logical == "/") return root_.empty() ? "/" : root_;
+    return root_ + std::string(logical);
+  }
+
+  // Walks `path` component by component like the kernel would under chroot(root):
+  // absolute link targets restart at the root, relative ones continue from the
+  // link's directory, ".." stops at the root. A missing last component is kept
+  // (the caller's system call reports it); a missing or non-directory earlier
+  // component fails with its errno, unless `lenient`: then the walk goes on (each
+  // later component is still checked, so nothing can escape). ELOOP after 40 links.
+  std::expected<std::string, int> resolve_logical(std::string_view path, bool follow_last,
+                                                  bool lenient = false) const {
+    if (path.empty()) return std::unexpected(ENOENT);
+    std::deque<std::string> todo;
+    for (auto& part : split(path, '/')) todo.push_back(std::move(part));
+    std::vector<std::string> done;
+    int links = 0;
+    while (!todo.empty()) {
+      std::string part = std::move(todo.front());
+      todo.pop_front();
+      if (part == ".") continue;
+      if (part == "..") {
+        if (!done.empty()) done.pop_back();
+        continue;
+      }
+      done.push_back(std::move(part));
+      const bool is_last = todo.empty();
+      if (is_last && !follow_last) break;
+      const std::string host = to_host(logical_of(done));
+      struct stat st {};
+      if (::lstat(host.c_str(), &st) != 0) {
+        if (is_last || lenient) continue;
+        return std::unexpected(errno);
+      }
+      if (!S_ISLNK(st.st_mode)) continue;
+      if (++links > kMaxSymlinks) return std::unexpected(ELOOP);
+      std::string target(PATH_MAX, '\0');
+      ssize_t n = ::readlink(host.c_str(), target.data(), target.size());
+      if (n < 0) return std::unexpected(errno);
+      target.resize(static_cast<size_t>(n));
+      done.pop_back();
+      if (!target.empty() && target.front() == '/') done.clear();
+      std::vector<std::string> parts = split(target, '/');
+      todo.insert(todo.begin(), parts.begin(), parts.end());
+    }
+    return logical_of(done);
+  }
+
+  static std::string logical_of(const std::vector<std::string>& parts) {
+    return "/" + join(parts, "/");
+  }
+
+  std::string root_;  // no trailing '/'; empty for "/"
+};
+
+}  // namespace
+
+std::unique_ptr<FileSystem> make_real_filesystem() {
+  return std::make_unique<RealFileSystem>();
+}
+
+std::unique_ptr<FileSystem> make_rooted_filesystem(std::string root) {
+  return std::make_unique<RootedFileSystem>(std::move(root));
+}
+
+}  // namespace dlenv
