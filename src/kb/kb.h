@@ -28,7 +28,11 @@ struct DriverCudaSupport {
   // CUDA majors whose minor-version-compatibility floor the driver meets
   // (any minor of that major runs, PTX JIT excepted).
   std::vector<int> minor_compat_majors;
-  KbRef ref;
+  KbRef ref;  // the matched toolkit row; confirmed=false -> only ever warn on it
+  // The floor the driver met for that row. Unconfirmed exact floors and null (N/A)
+  // floors are replaced by the confirmed driver-branch rule (e.g. 590 for CUDA 13.1),
+  // never lower than the previous row's floor.
+  Version driver_floor;
 };
 
 struct ArchSupport {
@@ -36,7 +40,8 @@ struct ArchSupport {
   Version min_cc;
   Version max_cc;
   std::vector<std::string> sass_targets;  // "sm_90", ...
-  KbRef ref;
+  KbRef ref;                              // confirmed covers min_cc/max_cc
+  bool sass_targets_confirmed = false;    // the exact SASS list is usually from memory
 };
 
 struct GpuInfo {
@@ -49,7 +54,11 @@ struct GpuInfo {
 struct CudnnBuild {
   Version cuda_min;  // inclusive, major.minor
   Version cuda_max;  // inclusive, major.minor (major.99 for "12.x")
-  KbRef ref;
+  KbRef ref;         // the release row; confirmed=false also when inferred from an older release
+  std::optional<Version> driver_linux_min;    // where the support matrix gives one
+  std::optional<Version> driver_windows_min;  // (a bare branch such as "450" for r450)
+  std::vector<Version> compute_capabilities;  // empty when not given
+  std::string note;
 };
 
 // One entry of the failure catalog (kb/findings.json), used by `dlenv explain`
@@ -64,6 +73,21 @@ struct FindingInfo {
   std::vector<std::string> signals;
   std::vector<std::string> fix;
   std::vector<std::string> sources;
+  std::string confidence;  // "" or the catalog's "lower"/"medium"
+  std::string error_note;  // the catalog's prose around the error text
+};
+
+// One row of kb/libnames.json: a library's file names for some CUDA majors.
+struct LibraryInfo {
+  std::string library;           // "cublasLt", "cudart", "cudnn", "nccl", ...
+  std::vector<int> cuda_majors;  // empty: not tied to a CUDA major
+  // For libraries versioned on their own (cudnn, nccl): the library's major, which is
+  // the number library_file_name / library_from_file_name use for them.
+  std::optional<int> own_major;
+  std::vector<std::string> linux_names;    // SONAMEs, canonical first
+  std::vector<std::string> windows_names;  // DLL names, canonical first
+  std::string note;
+  KbRef ref;
 };
 
 class Kb {
@@ -102,8 +126,22 @@ class Kb {
   virtual std::optional<std::string> library_file_name(std::string_view library, int cuda_major,
                                                        Os os) const = 0;
   // Inverse: "libcublasLt.so.12" / "cublasLt64_12.dll" -> {"cublasLt", 12}.
+  // A file name shared by several CUDA majors (libcusolver.so.11: CUDA 11 and 12) gives the
+  // lowest; library_info_for_file() lists them all. Libraries not tied to a CUDA major give
+  // their own major (cudnn, nccl) or 0. Also accepts a path and a fuller Linux name
+  // ("libcudart.so.12.4.127").
   virtual std::optional<std::pair<std::string, int>> library_from_file_name(
       std::string_view file_name) const = 0;
+  // The libnames row behind the two queries above (nullptr when unknown).
+  virtual const LibraryInfo* library_info(std::string_view library, int major) const {
+    (void)library;
+    (void)major;
+    return nullptr;
+  }
+  virtual const LibraryInfo* library_info_for_file(std::string_view file_name) const {
+    (void)file_name;
+    return nullptr;
+  }
 
   // The failure catalog.
   virtual const FindingInfo* finding(std::string_view id) const = 0;
@@ -111,6 +149,11 @@ class Kb {
 
   // Names of the files this KB was built from, with a content hash, for the report.
   virtual std::string describe() const = 0;
+  // The text of one KB file ("pytorch.json"), for data that has no typed query yet.
+  virtual std::optional<std::string> file_text(std::string_view name) const {
+    (void)name;
+    return std::nullopt;
+  }
 };
 
 }  // namespace dlenv
