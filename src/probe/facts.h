@@ -99,6 +99,12 @@ struct DriverFacts {
   bool nvidia_uvm_loaded = false;
   std::string modules_source;
   std::vector<DeviceNode> device_nodes;
+  // NVIDIA display/3D controllers on the PCI bus (/sys/bus/pci/devices/*/vendor 0x10de),
+  // whether or not a driver is bound: "0000:18:00.0 (driver: nvidia)".
+  std::vector<std::string> pci_devices;
+  std::vector<std::string> pci_drivers;  // bound driver per pci_devices entry ("" when none)
+  bool pci_scanned = false;
+  std::vector<std::string> ld_conf_stub_dirs;  // ld.so.conf entries ending in /stubs
   // Effective driver version: NVML, else kernel module, else nvidia-smi.
   std::optional<Version> version() const;
 };

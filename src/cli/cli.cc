@@ -1,0 +1,246 @@
+#include "cli/cli.h"
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "kb/kb.h"
+#include "platform/env.h"
+#include "platform/filesystem.h"
+#include "probe/probe.h"
+#include "report/report.h"
+#include "rules/rules.h"
+#include "util/strings.h"
+
+#ifndef DLENV_VERSION
+#define DLENV_VERSION "0.0.0-dev"
+#endif
+
+namespace dlenv {
+namespace {
+
+struct CommonOptions {
+  std::string root;
+  std::string os_name;
+  std::string env_file;
+  std::string kb_dir;
+};
+
+struct DoctorOptions {
+  bool json = false;
+  bool markdown = false;
+  bool strict = false;
+  bool verbose = false;
+  bool no_color = false;
+  bool no_live = false;
+};
+
+struct ToolError {
+  std::string message;
+};
+
+Os host_os() {
+#ifdef _WIN32
+  return Os::windows;
+#else
+  return Os::linux;
+#endif
+}
+
+// Everything a system-reading command needs, built from the common options.
+struct Setup {
+  std::unique_ptr<FileSystem> fs;
+  std::unique_ptr<Env> env;
+  std::shared_ptr<const Kb> kb;
+  Os os = host_os();
+  std::string env_source = "process environment";
+};
+
+Result<Setup> make_setup(const CommonOptions& o) {
+  Setup s;
+  if (!o.os_name.empty()) {
+    if (o.os_name == "linux") {
+      s.os = Os::linux;
+    } else if (o.os_name == "windows") {
+      s.os = Os::windows;
+    } else {
+      return fail("--os must be linux or windows, not '" + o.os_name + "'");
+    }
+  }
+  if (!o.root.empty()) {
+    auto real = make_real_filesystem();
+    if (!real->is_dir(o.root)) {
+      return fail("--root " + o.root + ": not a directory");
+    }
+    s.fs = make_rooted_filesystem(o.root);
+  } else {
+    s.fs = make_real_filesystem();
+  }
+  if (!o.env_file.empty()) {
+    std::ifstream in(o.env_file, std::ios::binary);
+    if (!in) return fail("--env-file " + o.env_file + ": cannot open the file");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto vars = parse_env_file(ss.str(), o.env_file);
+    if (!vars) return std::unexpected(vars.error());
+    s.env = make_map_env(std::move(*vars));
+    s.env_source = "--env-file " + o.env_file;
+  } else if (!o.root.empty()) {
+    // Nothing of the host leaks into a --root report: an empty environment.
+    s.env = make_map_env({});
+    s.env_source = "empty environment (--root without --env-file)";
+  } else {
+    s.env = make_process_env();
+  }
+  auto kb = o.kb_dir.empty() ? Kb::load_embedded() : Kb::load_dir(o.kb_dir);
+  if (!kb) return fail("knowledge base: " + kb.error().message);
+  s.kb = *kb;
+  return s;
+}
+
+void add_common(CLI::App* app, CommonOptions& o) {
+  app->add_option("--root", o.root,
+                  "Read every file under DIR as if it were / (Linux) or drive C: (--os windows); "
+                  "live probes are skipped")
+      ->type_name("DIR");
+  app->add_option("--os", o.os_name, "Rule set and path conventions under --root: linux|windows")
+      ->type_name("OS");
+  app->add_option("--env-file", o.env_file, "KEY=VALUE lines used instead of the environment")
+      ->type_name("FILE");
+  app->add_option("--kb", o.kb_dir, "Load the knowledge base from DIR instead of the built-in one")
+      ->type_name("DIR");
+}
+
+int run_doctor(const CommonOptions& co, const DoctorOptions& o, std::ostream& out,
+               std::ostream& err, bool tty) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto setup = make_setup(co);
+  if (!setup) {
+    err << "dlenv: " << setup.error().message << "\n";
+    return kExitUsage;
+  }
+  ProbeContext ctx{
+      *setup->fs,       *setup->env, *setup->kb, setup->os, !setup->fs->is_rooted() && !o.no_live,
+      setup->env_source};
+  if (ctx.os != host_os()) ctx.live = false;
+  ProbeOptions po;
+  Facts facts = collect_facts(ctx, po);
+  facts.tool_version = DLENV_VERSION;
+  facts.root = co.root;
+  auto findings = run_rules(facts, *setup->kb, setup->os);
+  facts.timing.ms["wall"] =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (o.json) {
+    out << render_json(facts, findings);
+  } else if (o.markdown) {
+    out << render_markdown(facts, findings);
+  } else {
+    ReportOptions ro;
+    ro.verbose = o.verbose;
+    const char* no_color = std::getenv("NO_COLOR");
+    const char* term = std::getenv("TERM");
+    ro.color = !o.no_color && color_wanted(tty, no_color, term);
+    out << render_text(facts, findings, ro);
+  }
+  int code = kExitOk;
+  for (const auto& f : findings) {
+    if (f.severity == Severity::error || (o.strict && f.severity == Severity::warning)) {
+      code = kExitFindings;
+    }
+  }
+  return code;
+}
+
+}  // namespace
+
+int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
+             bool stdout_is_tty) {
+  CLI::App app{
+      "dlenv: diagnose the NVIDIA driver -> CUDA -> cuDNN -> framework stack.\n"
+      "Run without a command for `dlenv doctor`.",
+      "dlenv"};
+  app.set_version_flag("--version", std::string("dlenv ") + DLENV_VERSION);
+  app.require_subcommand(0, 1);
+
+  CommonOptions common;
+  DoctorOptions doctor;
+  auto* doc = app.add_subcommand("doctor", "Inventory every layer and report findings with fixes");
+  add_common(doc, common);
+  doc->add_flag("--json", doctor.json, "Machine-readable report (schema dlenv.report/1)");
+  doc->add_flag("--markdown", doctor.markdown, "Markdown, to paste into a bug report");
+  doc->add_flag("--strict", doctor.strict, "Exit 1 on warnings too");
+  doc->add_flag("-v,--verbose", doctor.verbose, "Show the source of every fact");
+  doc->add_flag("--no-color", doctor.no_color, "No ANSI colours (NO_COLOR is honoured too)");
+  doc->add_flag("--no-live", doctor.no_live, "Read files only: do not load NVML, libcuda or cuDNN");
+
+  std::string explain_id;
+  bool explain_all = false, explain_md = false;
+  std::string explain_kb;
+  auto* exp = app.add_subcommand("explain", "Print the full entry of a finding id");
+  exp->add_option("id", explain_id, "Finding id, e.g. cudnn-header-library-mismatch");
+  exp->add_flag("--all", explain_all, "Every finding");
+  exp->add_flag("--markdown", explain_md, "With --all: docs/findings.md");
+  exp->add_option("--kb", explain_kb, "Knowledge base directory")->type_name("DIR");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();
+    return kExitOk;
+  } catch (const CLI::CallForVersion&) {
+    out << "dlenv " << DLENV_VERSION << "\n";
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) {
+      // Sub-command --help.
+      std::ostringstream ss;
+      app.exit(e, ss, ss);
+      out << ss.str();
+      return kExitOk;
+    }
+    err << "dlenv: " << e.what() << "\nRun `dlenv --help` for usage.\n";
+    return kExitUsage;
+  }
+
+  try {
+    if (*exp) {
+      auto kb = explain_kb.empty() ? Kb::load_embedded() : Kb::load_dir(explain_kb);
+      if (!kb) {
+        err << "dlenv: knowledge base: " << kb.error().message << "\n";
+        return kExitToolFailed;
+      }
+      if (explain_all) {
+        if (explain_md) {
+          out << findings_markdown(**kb);
+        } else {
+          for (const auto& r : rule_table()) out << r.id << "\n";
+          for (const auto& f : (*kb)->findings()) {
+            if (!find_rule(f.id)) out << f.id << "\n";
+          }
+        }
+        return kExitOk;
+      }
+      if (explain_id.empty()) {
+        err << "dlenv explain: give a finding id (or --all)\n";
+        return kExitUsage;
+      }
+      auto text = explain_text(explain_id, **kb);
+      if (!text) {
+        err << "dlenv explain: unknown finding id '" << explain_id
+            << "'. `dlenv explain --all` lists them.\n";
+        return kExitUsage;
+      }
+      out << *text;
+      return kExitOk;
+    }
+    // `dlenv` alone is `dlenv doctor`.
+    return run_doctor(common, doctor, out, err, stdout_is_tty);
+  } catch (const std::exception& e) {
+    err << "dlenv: internal error: " << e.what() << "\n";
+    return kExitToolFailed;
+  }
+}
+
+}  // namespace dlenv

@@ -1,0 +1,161 @@
+// collect_facts: runs every probe. The live NVML + libcuda work (~20 ms on a
+// real driver) runs on a second thread while the file probes run here.
+#include <chrono>
+#include <future>
+#include <regex>
+
+#include "platform/process.h"
+#include "probe/cuda_driver.h"
+#include "probe/nvml.h"
+#include "probe/probe.h"
+#include "util/strings.h"
+
+namespace dlenv {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+struct LiveResult {
+  NvmlSnapshot nvml;
+  CudaDriverSnapshot cuda;
+  double nvml_ms = 0;
+  double cuda_ms = 0;
+};
+
+LiveResult run_live(const ProbeOptions& options) {
+  LiveResult r;
+  auto t0 = Clock::now();
+  r.nvml = probe_nvml(options.nvml_candidates.empty() ? default_nvml_candidates()
+                                                      : options.nvml_candidates);
+  r.nvml_ms = ms_since(t0);
+  t0 = Clock::now();
+  r.cuda = probe_cuda_driver(options.cuda_candidates.empty() ? default_cuda_driver_candidates()
+                                                             : options.cuda_candidates);
+  r.cuda_ms = ms_since(t0);
+  return r;
+}
+
+// nvidia-smi as a last resort when NVML could not be loaded at all.
+void nvidia_smi_fallback(const ProbeContext& ctx, Facts& f) {
+  ProcessOptions po;
+  po.timeout = std::chrono::milliseconds(5000);
+  auto r = run_process({"nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"}, po);
+  if (!r) {
+    f.driver.nvidia_smi_version =
+        Fact<std::string>::unknown(FactStatus::not_found, r.error().message, "nvidia-smi");
+    return;
+  }
+  if (r->timed_out) {
+    f.driver.nvidia_smi_version = Fact<std::string>::unknown(
+        FactStatus::timed_out, "nvidia-smi did not answer in 5 s", "nvidia-smi");
+    return;
+  }
+  if (r->exit_code != 0) {
+    std::string msg(trim(r->out + r->err));
+    f.driver.nvidia_smi_version = Fact<std::string>::unknown(
+        FactStatus::error, "exit " + std::to_string(r->exit_code) + ": " + msg, "nvidia-smi");
+    return;
+  }
+  auto lines = split_lines(r->out);
+  if (!lines.empty()) {
+    f.driver.nvidia_smi_version = Fact<std::string>::known(std::string(trim(lines[0])),
+                                                           "nvidia-smi --query-gpu=driver_version");
+  }
+  (void)ctx;
+}
+
+}  // namespace
+
+Facts collect_facts(const ProbeContext& ctx, const ProbeOptions& options) {
+  auto t_all = Clock::now();
+  Facts f;
+  f.rooted = ctx.fs.is_rooted();
+
+  std::future<LiveResult> live;
+  if (ctx.live && ctx.os == Os::linux) {
+    live = std::async(std::launch::async, run_live, options);
+  }
+
+  auto t0 = Clock::now();
+  f.host = probe_host(ctx);
+  f.env = probe_env(ctx);
+  f.timing.ms["host"] = ms_since(t0);
+
+  t0 = Clock::now();
+  LoaderConfig loader = read_loader_config(ctx);
+  f.timing.ms["loader"] = ms_since(t0);
+
+  t0 = Clock::now();
+  probe_driver_files(ctx, loader, f.driver);
+  std::vector<GpuFacts> proc_gpus = probe_gpus_from_proc(ctx);
+  f.timing.ms["driver_files"] = ms_since(t0);
+
+  t0 = Clock::now();
+  f.toolkits = probe_toolkits(ctx, loader);
+  f.timing.ms["toolkits"] = ms_since(t0);
+
+  t0 = Clock::now();
+  f.cudnn = probe_cudnn(ctx, loader, f.toolkits, options);
+  f.timing.ms["cudnn"] = ms_since(t0);
+
+  if (live.valid()) {
+    t0 = Clock::now();
+    LiveResult r = live.get();
+    f.timing.ms["live_wait"] = ms_since(t0);
+    f.timing.ms["nvml"] = r.nvml_ms;
+    f.timing.ms["libcuda"] = r.cuda_ms;
+    f.driver.nvml_library = r.nvml.library;
+    f.driver.nvml_driver_version = r.nvml.driver_version;
+    f.driver.nvml_error = r.nvml.init_error;
+    f.driver.cuda_driver_version = r.cuda.version;
+    f.driver.libcuda_library = r.cuda.library;
+    f.driver.libcuda_error = r.cuda.error;
+    if (r.cuda.stub) {
+      for (auto& lf : f.driver.libcuda_files) {
+        if (r.cuda.library && lf.path == *r.cuda.library) lf.is_stub = true;
+      }
+    }
+    if (!r.cuda.version && r.nvml.cuda_driver_version) {
+      f.driver.cuda_driver_version = r.nvml.cuda_driver_version;
+    }
+    f.gpu_count = r.nvml.device_count;
+    f.gpus = std::move(r.nvml.gpus);
+    // NVML knows no compute capability for very old drivers: fill from the KB.
+    for (auto& g : f.gpus) {
+      if (!g.compute_capability && g.name) {
+        if (auto info = ctx.kb.gpu_by_name(*g.name)) {
+          g.compute_capability =
+              Fact<Version>::known(info->compute_capability, "knowledge base (by name)");
+        }
+      }
+    }
+    if (!r.nvml.library && options.nvidia_smi_fallback && f.driver.kernel_module_version) {
+      nvidia_smi_fallback(ctx, f);
+    }
+  } else {
+    const char* why = "live probes are skipped under --root";
+    f.driver.nvml_driver_version = Fact<std::string>::unknown(FactStatus::skipped, why, "NVML");
+    f.driver.nvml_library = Fact<std::string>::unknown(FactStatus::skipped, why, "NVML");
+    f.driver.cuda_driver_version =
+        Fact<int>::unknown(FactStatus::skipped, why, "libcuda cuDriverGetVersion");
+    f.driver.libcuda_library = Fact<std::string>::unknown(FactStatus::skipped, why, "libcuda");
+  }
+  if (f.gpus.empty() && !proc_gpus.empty()) {
+    f.gpus = std::move(proc_gpus);
+    f.gpu_count = Fact<int>::known(static_cast<int>(f.gpus.size()), "/proc/driver/nvidia/gpus");
+  } else if (!f.gpu_count) {
+    if (!f.gpu_count.ok() && f.gpu_count.reason.empty()) {
+      f.gpu_count =
+          Fact<int>::unknown(FactStatus::not_found, "no NVIDIA GPU visible to the driver", "NVML");
+    }
+  }
+  apply_cuda_visible_devices(ctx.env.get("CUDA_VISIBLE_DEVICES"), f.gpus);
+  f.timing.ms["total"] = ms_since(t_all);
+  return f;
+}
+
+}  // namespace dlenv

@@ -1,0 +1,327 @@
+// cuDNN: every copy a process on this machine could load -- inside toolkits, in
+// distro directories, in the ld.so.cache, on LD_LIBRARY_PATH, in pip wheels and
+// conda envs -- with its version from the header, the file name / wheel metadata,
+// and (live) cudnnGetVersion, plus the CUDA major it was built for.
+#include <algorithm>
+#include <regex>
+#include <set>
+
+#include "binfmt/elf.h"
+#include "platform/dynamic_library.h"
+#include "probe/probe.h"
+#include "util/strings.h"
+
+namespace dlenv {
+namespace {
+
+struct Candidate {
+  std::string dir;
+  std::string via;
+  std::string toolkit_root;
+  std::string python_site;
+};
+
+std::optional<Version> header_version(const std::string& text) {
+  auto macro = [&](const char* name) -> std::optional<long long> {
+    std::regex re(std::string(R"(#define\s+)") + name + R"(\s+(\d+))");
+    std::smatch m;
+    if (std::regex_search(text, m, re)) return parse_int(m[1].str());
+    return std::nullopt;
+  };
+  auto major = macro("CUDNN_MAJOR"), minor = macro("CUDNN_MINOR"),
+       patch = macro("CUDNN_PATCHLEVEL");
+  if (!major || !minor) return std::nullopt;
+  return Version{static_cast<int>(*major), static_cast<int>(*minor),
+                 static_cast<int>(patch.value_or(0))};
+}
+
+void add_candidate(std::vector<Candidate>& out, const FileSystem& fs, Candidate c) {
+  c.dir = path_normalize(c.dir);
+  if (!fs.is_dir(c.dir)) return;
+  std::string real = fs.real_path(c.dir).value_or(c.dir);
+  for (auto& existing : out) {
+    if (fs.real_path(existing.dir).value_or(existing.dir) == real) {
+      if (!contains(existing.via, c.via)) existing.via += ", " + c.via;
+      if (existing.toolkit_root.empty()) existing.toolkit_root = c.toolkit_root;
+      if (existing.python_site.empty()) existing.python_site = c.python_site;
+      return;
+    }
+  }
+  out.push_back(std::move(c));
+}
+
+// site-packages directories worth scanning without running Python.
+std::vector<std::string> site_packages_dirs(const ProbeContext& ctx) {
+  const FileSystem& fs = ctx.fs;
+  std::vector<std::string> prefixes = {"/usr", "/usr/local"};
+  for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"}) {
+    if (auto v = ctx.env.get(var); v && !v->empty()) prefixes.push_back(*v);
+  }
+  if (auto p = ctx.env.get("PATH")) {
+    for (const auto& dir : split_path_list(*p, ':')) {
+      if (fs.exists(path_join(dir, "python3")) || fs.exists(path_join(dir, "python"))) {
+        prefixes.push_back(path_dirname(dir));
+      }
+    }
+  }
+  if (auto home = ctx.env.get("HOME"); home && !home->empty()) {
+    prefixes.push_back(path_join(*home, ".local"));
+  }
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const auto& prefix : prefixes) {
+    std::string lib = path_join(prefix, "lib");
+    auto entries = fs.list_dir(lib);
+    if (!entries) continue;
+    for (const auto& e : *entries) {
+      if (!starts_with(e.name, "python3")) continue;
+      for (const char* sp : {"site-packages", "dist-packages"}) {
+        std::string d = path_join(path_join(lib, e.name), sp);
+        if (fs.is_dir(d) && seen.insert(fs.real_path(d).value_or(d)).second) out.push_back(d);
+      }
+    }
+  }
+  return out;
+}
+
+using CudnnGetVersionFn = size_t (*)();
+
+void probe_live(const ProbeContext& ctx, CudnnCopy& c) {
+  auto lib = DynamicLibrary::open(ctx.fs.host_path(c.library));
+  if (!lib) {
+    c.live_version =
+        Fact<Version>::unknown(FactStatus::error, lib.error().message, "dlopen " + c.library);
+    return;
+  }
+  void* get_version = nullptr;
+  void* get_cudart = nullptr;
+  SymbolSpec specs[] = {{"cudnnGetVersion", &get_version, true, 0},
+                        {"cudnnGetCudartVersion", &get_cudart, false, 0}};
+  auto bound = bind_symbols(*lib, specs);
+  if (!bound) {
+    c.live_version = Fact<Version>::unknown(FactStatus::error, bound.error().message, c.library);
+    return;
+  }
+  size_t v = reinterpret_cast<CudnnGetVersionFn>(get_version)();
+  c.live_version = Fact<Version>::known(Version::from_cudnn_int(static_cast<long>(v)),
+                                        "cudnnGetVersion() in " + lib->loaded_path());
+  if (get_cudart && !c.cuda_major) {
+    size_t rt = reinterpret_cast<CudnnGetVersionFn>(get_cudart)();
+    if (rt > 0) {
+      c.cuda_major = Fact<int>::known(static_cast<int>(rt / 1000),
+                                      "cudnnGetCudartVersion() = " + std::to_string(rt));
+    }
+  }
+}
+
+// The CUDA major a cuDNN build targets: from the cuBLAS/cuBLASLt sonames it needs.
+void cuda_major_from_elf(const FileSystem& fs, const std::string& dir,
+                         const std::vector<std::string>& files, const Kb& kb, CudnnCopy& c) {
+  // 1) DT_NEEDED of the sub-libraries (cuDNN 8 links cuBLAS directly).
+  for (const auto& f : files) {
+    std::string p = path_join(dir, f);
+    auto m = fs.map_file(p);
+    if (!m) continue;
+    auto elf = parse_elf((*m)->bytes(), p);
+    if (!elf || !*elf) continue;
+    for (const auto& n : (**elf).needed) {
+      if (auto lib = kb.library_from_file_name(n);
+          lib && (lib->first == "cublas" || lib->first == "cublasLt" || lib->first == "cudart")) {
+        c.cuda_major = Fact<int>::known(lib->second, p + " needs " + n);
+        return;
+      }
+    }
+  }
+  // 2) cuDNN 9 dlopens cuBLASLt by name: the soname is a string in its read-only data.
+  for (const auto& f : files) {
+    if (!contains(f, "_adv") && !contains(f, "_ops")) continue;
+    std::string p = path_join(dir, f);
+    auto m = fs.map_file(p);
+    if (!m) continue;
+    for (const auto& s : elf_find_strings((*m)->bytes(), "libcublasLt.so.", 4)) {
+      if (auto lib = kb.library_from_file_name(s)) {
+        c.cuda_major = Fact<int>::known(lib->second, p + " loads " + s);
+        return;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<CudnnCopy> probe_cudnn(const ProbeContext& ctx, const LoaderConfig& loader,
+                                   const std::vector<ToolkitFacts>& toolkits,
+                                   const ProbeOptions& options) {
+  const FileSystem& fs = ctx.fs;
+  std::vector<Candidate> cands;
+  for (const auto& t : toolkits) {
+    for (const auto& d : t.lib_dirs) {
+      add_candidate(cands, fs, {d, "toolkit " + t.root, t.root, ""});
+    }
+  }
+  if (loader.cache) {
+    for (const auto& e : loader.cache->entries) {
+      if (starts_with(e.soname, "libcudnn.so.")) {
+        add_candidate(cands, fs, {path_dirname(e.path), "ld.so.cache", "", ""});
+      }
+    }
+  }
+  for (const auto& d : loader.ld_library_path)
+    add_candidate(cands, fs, {d, "LD_LIBRARY_PATH", "", ""});
+  for (const char* var : {"CUDNN_HOME", "CUDNN_PATH", "CUDNN_ROOT"}) {
+    if (auto v = ctx.env.get(var); v && !v->empty()) {
+      add_candidate(cands, fs, {path_join(*v, "lib64"), var, "", ""});
+      add_candidate(cands, fs, {path_join(*v, "lib"), var, "", ""});
+    }
+  }
+  for (const char* d : {"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/local/lib",
+                        "/usr/lib/aarch64-linux-gnu", "/usr/lib"}) {
+    add_candidate(cands, fs, {d, "system directory", "", ""});
+  }
+  if (auto conda = ctx.env.get("CONDA_PREFIX"); conda && !conda->empty()) {
+    add_candidate(cands, fs, {path_join(*conda, "lib"), "conda env", "", ""});
+  }
+  for (const auto& site : site_packages_dirs(ctx)) {
+    add_candidate(cands, fs, {path_join(site, "nvidia/cudnn/lib"), "pip wheel", "", site});
+  }
+
+  static const std::regex lib_re(R"(libcudnn(_[a-z_]+)?\.so\.(\d+)(\.[\d.]+)?)");
+  std::vector<CudnnCopy> out;
+  for (const auto& cand : cands) {
+    auto entries = fs.list_dir(cand.dir);
+    if (!entries) continue;
+    std::map<int, std::vector<std::string>> by_major;  // major -> cudnn file names in dir
+    for (const auto& e : *entries) {
+      std::smatch m;
+      if (std::regex_match(e.name, m, lib_re)) {
+        by_major[static_cast<int>(parse_int(m[2].str()).value_or(0))].push_back(e.name);
+      }
+    }
+    for (const auto& [major, files] : by_major) {
+      std::string main_name = "libcudnn.so." + std::to_string(major);
+      CudnnCopy c;
+      c.major = major;
+      c.dir = cand.dir;
+      c.library = path_join(cand.dir, main_name);
+      c.toolkit_root = cand.toolkit_root;
+      c.python_site = cand.python_site;
+      c.found_via = split(cand.via, ',');
+      for (auto& v : c.found_via) v = std::string(trim(v));
+      bool has_main = fs.exists(c.library);
+
+      // Version from the real file name (libcudnn.so.9 -> libcudnn.so.9.14.0).
+      if (has_main) {
+        std::string real = fs.real_path(c.library).value_or(c.library);
+        std::smatch m;
+        std::string base = path_basename(real);
+        if (std::regex_match(base, m, lib_re) && m[3].matched) {
+          if (auto v = Version::parse(m[2].str() + m[3].str())) {
+            c.library_version = Fact<Version>::known(*v, real);
+          }
+        }
+      }
+      // pip wheel metadata: <site>/nvidia_cudnn_cuNN-X.dist-info, or a toolkit's dist-info/.
+      std::vector<std::string> meta_dirs;
+      if (!cand.python_site.empty()) meta_dirs.push_back(cand.python_site);
+      if (!cand.toolkit_root.empty())
+        meta_dirs.push_back(path_join(cand.toolkit_root, "dist-info"));
+      for (const auto& md : meta_dirs) {
+        static const std::regex any_wheel(R"((nvidia_cudnn_cu(\d+))-([\d.]+)\.dist-info)");
+        auto es = fs.list_dir(md);
+        if (!es) continue;
+        for (const auto& e : *es) {
+          std::smatch m;
+          if (!std::regex_match(e.name, m, any_wheel)) continue;
+          auto v = Version::parse(m[3].str());
+          if (!v || v->major() != major) continue;
+          std::string src = path_join(md, e.name);
+          if (!c.library_version) c.library_version = Fact<Version>::known(*v, src);
+          c.cuda_major = Fact<int>::known(static_cast<int>(parse_int(m[2].str()).value_or(0)),
+                                          src + " (wheel built for CUDA " + m[2].str() + ")");
+          break;
+        }
+      }
+      if (!c.library_version) {
+        c.library_version = Fact<Version>::unknown(
+            FactStatus::not_found,
+            has_main ? "the file name has no full version and no wheel metadata was found"
+                     : main_name + " is missing from this directory",
+            c.library);
+      }
+      // Header: next to the copy first, then the toolkit, then system include dirs.
+      std::vector<std::string> headers;
+      std::string parent = path_dirname(cand.dir);
+      for (const char* h : {"include/cudnn_version.h", "include/cudnn.h"}) {
+        headers.push_back(path_join(parent, h));
+      }
+      if (!cand.toolkit_root.empty()) {
+        headers.push_back(path_join(cand.toolkit_root, "include/cudnn_version.h"));
+        headers.push_back(path_join(cand.toolkit_root, "include/cudnn.h"));
+      }
+      if (starts_with(cand.dir, "/usr/lib") || cand.dir == "/usr/local/lib") {
+        std::string v = std::to_string(major);
+        for (const std::string& h :
+             std::vector<std::string>{"/usr/include/cudnn_version_v" + v + ".h",
+                                      "/usr/include/x86_64-linux-gnu/cudnn_version_v" + v + ".h",
+                                      std::string("/usr/include/cudnn_version.h"),
+                                      std::string("/usr/include/x86_64-linux-gnu/cudnn_version.h"),
+                                      std::string("/usr/local/include/cudnn_version.h"),
+                                      std::string("/usr/include/cudnn.h")}) {
+          headers.push_back(h);
+        }
+      }
+      for (const auto& h : headers) {
+        auto text = fs.read_file(h);
+        if (!text) continue;
+        if (auto v = header_version(*text)) {
+          if (v->major() != major) continue;  // a header for another major belongs to another copy
+          c.header_version = Fact<Version>::known(*v, h);
+          c.header_path = h;
+          break;
+        }
+      }
+      if (!c.header_version) {
+        c.header_version = Fact<Version>::unknown(
+            FactStatus::not_found,
+            "no cudnn_version.h for cuDNN " + std::to_string(major) + " beside this copy",
+            path_join(parent, "include"));
+      }
+      // Sub-library completeness.
+      for (const auto& want : ctx.kb.cudnn_library_files(major, Os::linux)) {
+        if (std::find(files.begin(), files.end(), want) != files.end()) {
+          c.sublibraries_present.push_back(want);
+        } else {
+          c.sublibraries_missing.push_back(want);
+        }
+      }
+      // Versions of the individual files (only full-version file names say it).
+      for (const auto& f : files) {
+        std::string real = fs.real_path(path_join(cand.dir, f)).value_or(f);
+        std::smatch m;
+        std::string base = path_basename(real);
+        if (std::regex_match(base, m, lib_re) && m[3].matched && c.library_version) {
+          std::string v = m[2].str() + m[3].str();
+          if (Version::parse(v) && !(*Version::parse(v) == *c.library_version)) {
+            c.mixed_versions[base] = v;
+          }
+        }
+      }
+      if (!c.cuda_major) cuda_major_from_elf(fs, cand.dir, files, ctx.kb, c);
+      if (ctx.live && options.load_cudnn && has_main && ctx.os == Os::linux) {
+        probe_live(ctx, c);
+      } else {
+        c.live_version = Fact<Version>::unknown(
+            FactStatus::skipped, ctx.live ? "not loaded" : "not loaded under --root");
+      }
+      if (!c.cuda_major) {
+        c.cuda_major = Fact<int>::unknown(
+            FactStatus::not_found, "no wheel metadata, cuBLAS dependency or cuBLASLt name found",
+            cand.dir);
+      }
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+}  // namespace dlenv

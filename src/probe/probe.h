@@ -1,0 +1,62 @@
+// Probes: fact collectors, one file per layer. They only observe; they never
+// decide what is wrong (that is rules/) and never print.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "binfmt/ldcache.h"
+#include "kb/kb.h"
+#include "platform/env.h"
+#include "platform/filesystem.h"
+#include "probe/facts.h"
+
+namespace dlenv {
+
+struct ProbeContext {
+  const FileSystem& fs;
+  const Env& env;
+  const Kb& kb;
+  Os os = Os::linux;
+  // False under --root: NVML, libcuda, dlopen and subprocesses are skipped and
+  // their facts come from files inside the root.
+  bool live = true;
+  std::string env_source = "process environment";
+};
+
+struct ProbeOptions {
+  std::vector<std::string> nvml_candidates;  // empty: the platform default
+  std::vector<std::string> cuda_candidates;  // empty: the platform default
+  bool nvidia_smi_fallback = true;
+  bool load_cudnn = true;  // call cudnnGetVersion on each copy (live only)
+};
+
+// The dynamic loader's configuration as read from files (the root's own under --root).
+struct LoaderConfig {
+  std::optional<LdCache> cache;
+  Fact<std::string> cache_status;      // value "parsed N entries (format)" or the reason
+  std::vector<std::string> conf_dirs;  // directories listed by /etc/ld.so.conf (+ includes)
+  std::vector<std::string> ld_library_path;
+};
+
+LoaderConfig read_loader_config(const ProbeContext& ctx);
+
+HostFacts probe_host(const ProbeContext& ctx);
+EnvFacts probe_env(const ProbeContext& ctx);
+// File-based driver facts: /proc, /sys, /dev, driver library files.
+void probe_driver_files(const ProbeContext& ctx, const LoaderConfig& loader, DriverFacts& out);
+// GPUs from /proc/driver/nvidia/gpus/*/information (+ KB for compute capability).
+std::vector<GpuFacts> probe_gpus_from_proc(const ProbeContext& ctx);
+// Applies CUDA_VISIBLE_DEVICES to the GPU list (sets visible/visibility_reason).
+void apply_cuda_visible_devices(const std::optional<std::string>& value,
+                                std::vector<GpuFacts>& gpus);
+std::vector<ToolkitFacts> probe_toolkits(const ProbeContext& ctx, const LoaderConfig& loader);
+std::vector<CudnnCopy> probe_cudnn(const ProbeContext& ctx, const LoaderConfig& loader,
+                                   const std::vector<ToolkitFacts>& toolkits,
+                                   const ProbeOptions& options);
+
+// Everything, with the live NVML/libcuda work overlapped with the file probes.
+Facts collect_facts(const ProbeContext& ctx, const ProbeOptions& options);
+
+}  // namespace dlenv

@@ -1,0 +1,36 @@
+// Rules: findings from facts + the knowledge base. One static table; each rule
+// has a stable id (the failure catalog's where it has one) and never probes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kb/kb.h"
+#include "probe/facts.h"
+#include "rules/finding.h"
+
+namespace dlenv {
+
+struct RuleInfo {
+  const char* id;
+  const char* layer;
+  Severity severity;  // the highest severity it reports
+  const char* summary;
+  // For ids that are not in the failure catalog: what it means and how to fix it.
+  const char* cause;
+  const char* fix;
+};
+
+// Every rule dlenv checks, in evaluation order.
+const std::vector<RuleInfo>& rule_table();
+const RuleInfo* find_rule(std::string_view id);
+
+// Runs every rule; findings come back sorted by severity (errors first), then id.
+std::vector<Finding> run_rules(const Facts& facts, const Kb& kb, Os os);
+
+// Text of `dlenv explain ID` (catalog entry and/or rule description); nullopt for unknown ids.
+std::optional<std::string> explain_text(std::string_view id, const Kb& kb);
+// docs/findings.md, generated from the rule table and the catalog.
+std::string findings_markdown(const Kb& kb);
+
+}  // namespace dlenv
