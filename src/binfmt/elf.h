@@ -37,6 +37,11 @@ Result<std::optional<ElfInfo>> parse_elf(ByteView bytes, const std::string& name
 // Scans the read-only data of an ELF for NUL-terminated strings that start with
 // `prefix` (e.g. "libcublasLt.so.") and returns the distinct ones found, in
 // file order. Used for libraries loaded with dlopen by name (cuDNN 9 -> cuBLASLt).
+// Read-only data = sections .rodata, .rodata.*, .lrodata, .lrodata.* and .dynstr
+// when section headers exist, else the PT_LOAD segments that are neither
+// writable nor executable. A match inside a longer string yields the text from
+// the prefix to the NUL; only printable-ASCII results are returned. Not-ELF or
+// corrupt headers give an empty result.
 std::vector<std::string> elf_find_strings(ByteView bytes, const std::string& prefix,
                                           size_t max_results = 16);
 

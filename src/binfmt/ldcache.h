@@ -28,6 +28,9 @@ struct LdCache {
 };
 
 // nullopt: not an ld.so.cache (no magic). Error: magic present but corrupt.
+// Error messages start with "ld.so.cache: ".
 Result<std::optional<LdCache>> parse_ld_cache(ByteView bytes);
+// Same, with `name` (e.g. the cache's path inside a sysroot) used in messages.
+Result<std::optional<LdCache>> parse_ld_cache(ByteView bytes, const std::string& name);
 
 }  // namespace dlenv

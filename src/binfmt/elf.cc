@@ -1,0 +1,567 @@
+// ELF reader. Every read goes through ByteView (bounds-checked); every table
+// is validated against the file size before it is walked, and every count is
+// capped, so a corrupt file yields an Error (or, for elf_find_strings, fewer
+// results) and never a crash, a hang or an absurd allocation.
+#include "binfmt/elf.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string_view>
+#include <unordered_set>
+
+namespace dlenv {
+
+namespace {
+
+constexpr uint32_t kPtLoad = 1;
+constexpr uint32_t kPtDynamic = 2;
+constexpr uint32_t kPfX = 1;
+constexpr uint32_t kPfW = 2;
+constexpr uint32_t kShtStrtab = 3;
+constexpr uint32_t kShtDynamic = 6;
+constexpr uint32_t kShtNobits = 8;
+constexpr int64_t kDtNull = 0;
+constexpr int64_t kDtNeeded = 1;
+constexpr int64_t kDtStrtab = 5;
+constexpr int64_t kDtStrsz = 10;
+constexpr int64_t kDtSoname = 14;
+constexpr int64_t kDtRpath = 15;
+constexpr int64_t kDtRunpath = 29;
+constexpr uint16_t kPnXnum = 0xffff;
+constexpr uint16_t kShnXindex = 0xffff;
+
+constexpr uint64_t kMaxProgramHeaders = 65536;
+constexpr uint64_t kMaxSections = 65536;
+constexpr uint64_t kMaxDynamicEntries = 65536;
+constexpr size_t kMaxDynString = 65536;          // longest DT_RUNPATH etc. we accept
+constexpr size_t kMaxDynStringTotal = 16 << 20;  // all DT_NEEDED/... strings together
+constexpr size_t kMaxFoundString = 4096;         // elf_find_strings result length
+
+struct Phdr {
+  uint32_t type = 0;
+  uint32_t flags = 0;
+  uint64_t offset = 0;
+  uint64_t vaddr = 0;
+  uint64_t filesz = 0;
+};
+
+struct Shdr {
+  uint32_t name = 0;
+  uint32_t type = 0;
+  uint64_t flags = 0;
+  uint64_t addr = 0;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  uint32_t link = 0;
+  uint32_t info = 0;
+};
+
+struct Header {
+  bool is64 = false;
+  bool big = false;
+  uint8_t os_abi = 0;
+  uint16_t type = 0;
+  uint16_t machine = 0;
+  uint64_t phoff = 0;
+  uint64_t shoff = 0;
+  uint16_t phentsize = 0;
+  uint16_t phnum = 0;
+  uint16_t shentsize = 0;
+  uint16_t shnum = 0;
+  uint16_t shstrndx = 0;
+};
+
+// Checked reader bound to one file's class and byte order. Callers validate
+// table bounds first; the value_or(0) fallbacks are then never taken but keep
+// every access checked anyway.
+class Reader {
+ public:
+  Reader(ByteView bytes, bool is64, bool big) : b_(bytes), is64_(is64), big_(big) {}
+  uint8_t u8(uint64_t off) const { return b_.read<uint8_t>(off).value_or(0); }
+  uint16_t u16(uint64_t off) const { return b_.read<uint16_t>(off, big_).value_or(0); }
+  uint32_t u32(uint64_t off) const { return b_.read<uint32_t>(off, big_).value_or(0); }
+  uint64_t u64(uint64_t off) const { return b_.read<uint64_t>(off, big_).value_or(0); }
+  // Address/offset-sized word: 4 bytes in ELF32, 8 in ELF64.
+  uint64_t word(uint64_t off) const { return is64_ ? u64(off) : u32(off); }
+  int64_t sword(uint64_t off) const {
+    return is64_ ? static_cast<int64_t>(u64(off)) : static_cast<int32_t>(u32(off));
+  }
+
+ private:
+  ByteView b_;
+  bool is64_;
+  bool big_;
+};
+
+// Offset + size inside the file, overflow-safe.
+bool range_ok(ByteView b, uint64_t off, uint64_t size) {
+  return b.in_bounds(off, size);
+}
+
+class ElfFile {
+ public:
+  ElfFile(ByteView bytes, std::string name, Header h)
+      : b_(bytes), name_(std::move(name)), h_(h), r_(bytes, h.is64, h.big) {}
+
+  const Header& header() const { return h_; }
+  const std::string& name() const { return name_; }
+  const Reader& reader() const { return r_; }
+  ByteView bytes() const { return b_; }
+
+  std::unexpected<Error> err(std::string_view what) const {
+    return fail(fmt::format("{}: {}", name_, what));
+  }
+
+  // Section header count and table, validated. Empty when the file has none.
+  Result<std::vector<Shdr>> sections() const {
+    std::vector<Shdr> out;
+    if (h_.shoff == 0) return out;
+    const uint64_t entsize = h_.is64 ? 64 : 40;
+    if (h_.shentsize < entsize) {
+      return err(
+          fmt::format("section header entry size {} is smaller than {}", h_.shentsize, entsize));
+    }
+    uint64_t count = h_.shnum;
+    if (count == 0) {
+      // Extended numbering: the real count lives in section 0's sh_size.
+      if (!range_ok(b_, h_.shoff, entsize)) {
+        return err("section header table extends past end of file");
+      }
+      count = read_shdr(h_.shoff).size;
+      if (count == 0) return out;
+    }
+    if (count > kMaxSections) {
+      return err(fmt::format("too many section headers ({})", count));
+    }
+    if (!range_ok(b_, h_.shoff, count * h_.shentsize)) {
+      return err("section header table extends past end of file");
+    }
+    out.reserve(static_cast<size_t>(count));
+    for (uint64_t i = 0; i < count; ++i) out.push_back(read_shdr(h_.shoff + i * h_.shentsize));
+    return out;
+  }
+
+  // Section names, parallel to `secs`; empty strings when there is no usable
+  // section name table.
+  std::vector<std::string_view> section_names(const std::vector<Shdr>& secs) const {
+    std::vector<std::string_view> names(secs.size());
+    uint64_t idx = h_.shstrndx;
+    if (idx == kShnXindex && !secs.empty()) idx = secs[0].link;
+    if (idx == 0 || idx >= secs.size()) return names;
+    const Shdr& st = secs[idx];
+    if (st.type == kShtNobits) return names;
+    auto tab = b_.sub(st.offset, st.size);
+    if (!tab) return names;
+    for (size_t i = 0; i < secs.size(); ++i) {
+      if (auto s = tab->cstring(secs[i].name, 256)) names[i] = *s;
+    }
+    return names;
+  }
+
+  Result<std::vector<Phdr>> program_headers() const {
+    std::vector<Phdr> out;
+    uint64_t count = h_.phnum;
+    if (count == 0 || h_.phoff == 0) return out;
+    const uint64_t entsize = h_.is64 ? 56 : 32;
+    if (h_.phentsize < entsize) {
+      return err(
+          fmt::format("program header entry size {} is smaller than {}", h_.phentsize, entsize));
+    }
+    if (count == kPnXnum) {
+      // Extended numbering: the real count lives in section 0's sh_info.
+      if (h_.shoff == 0 || !range_ok(b_, h_.shoff, h_.is64 ? 64 : 40)) {
+        return err("program header count is PN_XNUM but section header 0 is missing");
+      }
+      count = read_shdr(h_.shoff).info;
+    }
+    if (count > kMaxProgramHeaders) {
+      return err(fmt::format("too many program headers ({})", count));
+    }
+    if (!range_ok(b_, h_.phoff, count * h_.phentsize)) {
+      return err("program header table extends past end of file");
+    }
+    out.reserve(static_cast<size_t>(count));
+    for (uint64_t i = 0; i < count; ++i) {
+      const uint64_t o = h_.phoff + i * h_.phentsize;
+      Phdr p;
+      p.type = r_.u32(o);
+      if (h_.is64) {
+        p.flags = r_.u32(o + 4);
+        p.offset = r_.u64(o + 8);
+        p.vaddr = r_.u64(o + 16);
+        p.filesz = r_.u64(o + 32);
+      } else {
+        p.offset = r_.u32(o + 4);
+        p.vaddr = r_.u32(o + 8);
+        p.filesz = r_.u32(o + 16);
+        p.flags = r_.u32(o + 24);
+      }
+      out.push_back(p);
+    }
+    return out;
+  }
+
+ private:
+  Shdr read_shdr(uint64_t o) const {
+    Shdr s;
+    s.name = r_.u32(o);
+    s.type = r_.u32(o + 4);
+    if (h_.is64) {
+      s.flags = r_.u64(o + 8);
+      s.addr = r_.u64(o + 16);
+      s.offset = r_.u64(o + 24);
+      s.size = r_.u64(o + 32);
+      s.link = r_.u32(o + 40);
+      s.info = r_.u32(o + 44);
+    } else {
+      s.flags = r_.u32(o + 8);
+      s.addr = r_.u32(o + 12);
+      s.offset = r_.u32(o + 16);
+      s.size = r_.u32(o + 20);
+      s.link = r_.u32(o + 24);
+      s.info = r_.u32(o + 28);
+    }
+    return s;
+  }
+
+  ByteView b_;
+  std::string name_;
+  Header h_;
+  Reader r_;
+};
+
+bool has_elf_magic(ByteView b) {
+  return b.size() >= 4 && std::memcmp(b.data(),
+                                      "\x7f"
+                                      "ELF",
+                                      4) == 0;
+}
+
+Result<std::optional<ElfFile>> open_elf(ByteView b, const std::string& name) {
+  if (!has_elf_magic(b)) return std::optional<ElfFile>();
+  auto e = [&](std::string_view what) { return fail(fmt::format("{}: {}", name, what)); };
+  if (b.size() < 16) return e("ELF identification (e_ident) truncated");
+  Header h;
+  const uint8_t cls = b.data()[4];
+  const uint8_t data = b.data()[5];
+  if (cls != 1 && cls != 2) return e(fmt::format("invalid ELF class {} in e_ident", cls));
+  if (data != 1 && data != 2)
+    return e(fmt::format("invalid ELF data encoding {} in e_ident", data));
+  h.is64 = cls == 2;
+  h.big = data == 2;
+  h.os_abi = b.data()[7];
+  const uint64_t ehsize = h.is64 ? 64 : 52;
+  if (b.size() < ehsize) {
+    return e(fmt::format("ELF header truncated ({} bytes, need {})", b.size(), ehsize));
+  }
+  Reader r(b, h.is64, h.big);
+  h.type = r.u16(16);
+  h.machine = r.u16(18);
+  if (h.is64) {
+    h.phoff = r.u64(32);
+    h.shoff = r.u64(40);
+    h.phentsize = r.u16(54);
+    h.phnum = r.u16(56);
+    h.shentsize = r.u16(58);
+    h.shnum = r.u16(60);
+    h.shstrndx = r.u16(62);
+  } else {
+    h.phoff = r.u32(28);
+    h.shoff = r.u32(32);
+    h.phentsize = r.u16(42);
+    h.phnum = r.u16(44);
+    h.shentsize = r.u16(46);
+    h.shnum = r.u16(48);
+    h.shstrndx = r.u16(50);
+  }
+  return std::optional<ElfFile>(ElfFile(b, name, h));
+}
+
+// Maps a virtual address to a file offset through the PT_LOAD segments. On
+// success also returns how many file bytes the segment has from there on.
+std::optional<std::pair<uint64_t, uint64_t>> vaddr_to_offset(const std::vector<Phdr>& phdrs,
+                                                             uint64_t addr) {
+  for (const Phdr& p : phdrs) {
+    if (p.type != kPtLoad) continue;
+    if (addr < p.vaddr) continue;
+    const uint64_t delta = addr - p.vaddr;
+    if (delta >= p.filesz) continue;
+    if (p.offset > UINT64_MAX - delta) continue;
+    return std::make_pair(p.offset + delta, p.filesz - delta);
+  }
+  return std::nullopt;
+}
+
+struct DynEntry {
+  int64_t tag;
+  uint64_t val;
+};
+
+Result<ElfInfo> read_dynamic(const ElfFile& f, ElfInfo info) {
+  auto phdrs_r = f.program_headers();
+  if (!phdrs_r) return std::unexpected(phdrs_r.error());
+  const std::vector<Phdr>& phdrs = *phdrs_r;
+  const ByteView b = f.bytes();
+  const uint64_t dyn_entsize = f.header().is64 ? 16 : 8;
+
+  // Locate the dynamic array: PT_DYNAMIC first, else the SHT_DYNAMIC section.
+  std::optional<ByteView> dyn;
+  for (const Phdr& p : phdrs) {
+    if (p.type != kPtDynamic) continue;
+    dyn = b.sub(p.offset, p.filesz);
+    if (!dyn) return f.err("dynamic segment (PT_DYNAMIC) extends past end of file");
+    break;
+  }
+  // Section headers are read lazily: only when the program headers are not
+  // enough. Their errors matter only then.
+  std::optional<Result<std::vector<Shdr>>> secs_cache;
+  auto secs = [&]() -> const Result<std::vector<Shdr>>& {
+    if (!secs_cache) secs_cache.emplace(f.sections());
+    return *secs_cache;
+  };
+  if (!dyn) {
+    const auto& s = secs();
+    if (!s) return std::unexpected(s.error());
+    for (const Shdr& sh : *s) {
+      if (sh.type != kShtDynamic) continue;
+      dyn = b.sub(sh.offset, sh.size);
+      if (!dyn) return f.err("dynamic section (.dynamic) extends past end of file");
+      break;
+    }
+  }
+  if (!dyn) return info;  // static executable, object file, ...
+  info.has_dynamic = true;
+
+  const Reader r(*dyn, f.header().is64, f.header().big);
+  std::vector<DynEntry> entries;
+  std::optional<uint64_t> strtab_addr;
+  std::optional<uint64_t> strsz;
+  const uint64_t count = std::min<uint64_t>(dyn->size() / dyn_entsize, kMaxDynamicEntries);
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t o = i * dyn_entsize;
+    const int64_t tag = r.sword(o);
+    const uint64_t val = r.word(o + dyn_entsize / 2);
+    if (tag == kDtNull) break;
+    switch (tag) {
+      case kDtStrtab: strtab_addr = val; break;
+      case kDtStrsz: strsz = val; break;
+      case kDtNeeded:
+      case kDtSoname:
+      case kDtRpath:
+      case kDtRunpath: entries.push_back({tag, val}); break;
+      default: break;
+    }
+  }
+  if (entries.empty()) return info;
+
+  // Locate the string table: DT_STRTAB mapped through PT_LOAD, else .dynstr.
+  std::optional<ByteView> strtab;
+  std::string strtab_problem;
+  if (strtab_addr) {
+    if (auto m = vaddr_to_offset(phdrs, *strtab_addr)) {
+      uint64_t size = m->second;  // to the end of the segment's file bytes
+      if (strsz) size = *strsz;
+      strtab = b.sub(m->first, size);
+      if (!strtab) {
+        strtab_problem = fmt::format(
+            "dynamic string table (DT_STRTAB 0x{:x}, DT_STRSZ {}) extends past end of file",
+            *strtab_addr, size);
+      }
+    } else {
+      strtab_problem =
+          fmt::format("DT_STRTAB address 0x{:x} is not inside any PT_LOAD segment", *strtab_addr);
+    }
+  } else {
+    strtab_problem = "dynamic section has no DT_STRTAB";
+  }
+  if (!strtab) {
+    const auto& s = secs();
+    if (s) {
+      // The SHT_DYNAMIC section's sh_link names its string table; else ".dynstr".
+      std::optional<uint64_t> idx;
+      for (const Shdr& sh : *s) {
+        if (sh.type == kShtDynamic && sh.link != 0 && sh.link < s->size()) {
+          idx = sh.link;
+          break;
+        }
+      }
+      if (!idx) {
+        auto names = f.section_names(*s);
+        for (size_t i = 0; i < s->size(); ++i) {
+          if (names[i] == ".dynstr") {
+            idx = i;
+            break;
+          }
+        }
+      }
+      if (idx) {
+        const Shdr& sh = (*s)[*idx];
+        if (sh.type == kShtStrtab) strtab = b.sub(sh.offset, sh.size);
+      }
+    }
+    if (!strtab) return f.err(strtab_problem);
+  }
+
+  size_t total = 0;
+  for (const DynEntry& d : entries) {
+    auto str = strtab->cstring(d.val, kMaxDynString);
+    if (!str) {
+      const char* what = d.tag == kDtNeeded   ? "DT_NEEDED"
+                         : d.tag == kDtSoname ? "DT_SONAME"
+                         : d.tag == kDtRpath  ? "DT_RPATH"
+                                              : "DT_RUNPATH";
+      return f.err(fmt::format(
+          "{} string offset {} is outside the dynamic string table or not NUL-terminated", what,
+          d.val));
+    }
+    total += str->size();
+    if (total > kMaxDynStringTotal) {
+      return f.err(fmt::format("dynamic section strings exceed {} bytes", kMaxDynStringTotal));
+    }
+    switch (d.tag) {
+      case kDtNeeded: info.needed.emplace_back(*str); break;
+      case kDtSoname: info.soname = std::string(*str); break;
+      case kDtRpath: info.rpath = std::string(*str); break;
+      case kDtRunpath: info.runpath = std::string(*str); break;
+      default: break;
+    }
+  }
+  return info;
+}
+
+struct Region {
+  uint64_t offset;
+  uint64_t size;
+};
+
+// The read-only data regions of the file, sorted by offset and merged.
+std::vector<Region> readonly_regions(const ElfFile& f) {
+  std::vector<Region> regions;
+  const ByteView b = f.bytes();
+  auto add = [&](uint64_t off, uint64_t size) {
+    if (size == 0 || off >= b.size()) return;
+    size = std::min<uint64_t>(size, b.size() - off);  // tolerate truncated files
+    regions.push_back({off, size});
+  };
+  if (auto secs = f.sections(); secs && !secs->empty()) {
+    auto names = f.section_names(*secs);
+    for (size_t i = 0; i < secs->size(); ++i) {
+      const Shdr& s = (*secs)[i];
+      if (s.type == kShtNobits) continue;
+      const std::string_view n = names[i];
+      // .lrodata: x86-64 large-model read-only data (present in cuDNN).
+      if (n == ".rodata" || n.starts_with(".rodata.") || n == ".lrodata" ||
+          n.starts_with(".lrodata.") || n == ".dynstr") {
+        add(s.offset, s.size);
+      }
+    }
+  }
+  if (regions.empty()) {
+    if (auto phdrs = f.program_headers()) {
+      for (const Phdr& p : *phdrs) {
+        if (p.type == kPtLoad && (p.flags & (kPfX | kPfW)) == 0) add(p.offset, p.filesz);
+      }
+    }
+  }
+  std::sort(regions.begin(), regions.end(),
+            [](const Region& a, const Region& c) { return a.offset < c.offset; });
+  std::vector<Region> merged;
+  for (const Region& r : regions) {
+    if (!merged.empty() && r.offset <= merged.back().offset + merged.back().size) {
+      Region& m = merged.back();
+      m.size = std::max(m.size, r.offset + r.size - m.offset);
+    } else {
+      merged.push_back(r);
+    }
+  }
+  return merged;
+}
+
+bool printable(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u >= 0x20 && u < 0x7f;
+  });
+}
+
+}  // namespace
+
+std::string elf_machine_name(uint16_t machine) {
+  switch (machine) {
+    case 0: return "none";
+    case 2: return "sparc";
+    case 3: return "i386";
+    case 8: return "mips";
+    case 20: return "ppc";
+    case 21: return "ppc64";
+    case 22: return "s390";
+    case 40: return "arm";
+    case 43: return "sparcv9";
+    case 50: return "ia64";
+    case 62: return "x86-64";
+    case 183: return "aarch64";
+    case 243: return "riscv";
+    case 247: return "bpf";
+    case 258: return "loongarch";
+    default: return fmt::format("machine 0x{:02x}", machine);
+  }
+}
+
+Result<std::optional<ElfInfo>> parse_elf(ByteView bytes, const std::string& name) {
+  auto f = open_elf(bytes, name);
+  if (!f) return std::unexpected(f.error());
+  if (!*f) return std::optional<ElfInfo>();
+  const Header& h = (*f)->header();
+  ElfInfo info;
+  info.is_64 = h.is64;
+  info.little_endian = !h.big;
+  info.machine = h.machine;
+  info.os_abi = h.os_abi;
+  info.type = h.type;
+  auto full = read_dynamic(**f, std::move(info));
+  if (!full) return std::unexpected(full.error());
+  return std::optional<ElfInfo>(std::move(*full));
+}
+
+std::vector<std::string> elf_find_strings(ByteView bytes, const std::string& prefix,
+                                          size_t max_results) {
+  std::vector<std::string> out;
+  if (prefix.empty() || max_results == 0) return out;
+  auto f = open_elf(bytes, "");
+  if (!f || !*f) return out;
+  std::unordered_set<std::string_view> seen;
+  for (const Region& r : readonly_regions(**f)) {
+    const char* base = reinterpret_cast<const char*>(bytes.data() + r.offset);
+    const size_t size = static_cast<size_t>(r.size);
+    size_t pos = 0;
+    // Position of the first NUL at or after the last hit, so that each byte is
+    // scanned for a NUL at most once however many hits share a string.
+    size_t nul = 0;
+    bool nul_valid = false;
+    while (pos < size) {
+      const void* hit = memmem(base + pos, size - pos, prefix.data(), prefix.size());
+      if (!hit) break;
+      const size_t start = static_cast<size_t>(static_cast<const char*>(hit) - base);
+      if (!nul_valid || nul < start) {
+        const void* p = std::memchr(base + start, 0, size - start);
+        if (!p) break;  // no terminator in the rest of the region
+        nul = static_cast<size_t>(static_cast<const char*>(p) - base);
+        nul_valid = true;
+      }
+      const std::string_view s(base + start, nul - start);
+      if (s.size() > kMaxFoundString) {
+        pos = start + 1;
+        continue;
+      }
+      pos = nul + 1;
+      if (!printable(s) || !seen.insert(s).second) continue;
+      out.emplace_back(s);
+      if (out.size() >= max_results) return out;
+    }
+  }
+  return out;
+}
+
+}  // namespace dlenv

@@ -1,0 +1,419 @@
+#include "binfmt/elf.h"
+
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "binfmt/test_builders.h"
+
+namespace dlenv {
+namespace {
+
+using testbuild::build_elf;
+using testbuild::ElfSpec;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+ByteView view(const std::vector<uint8_t>& v) {
+  return ByteView(v.data(), v.size());
+}
+
+ElfSpec full_spec(bool is64, bool big) {
+  ElfSpec s;
+  s.is64 = is64;
+  s.big = big;
+  s.machine = is64 ? 62 : 3;
+  s.needed = {"libc.so.6", "libm.so.6"};
+  s.soname = "libfoo.so.1";
+  s.rpath = "/opt/old";
+  s.runpath = "$ORIGIN:/opt/foo/lib";
+  s.rodata = std::string("junk\0libcublasLt.so.12\0", 23);
+  return s;
+}
+
+void expect_full(const ElfInfo& i, bool is64, bool big) {
+  EXPECT_EQ(i.is_64, is64);
+  EXPECT_EQ(i.little_endian, !big);
+  EXPECT_EQ(i.machine, is64 ? 62 : 3);
+  EXPECT_EQ(i.type, 3);
+  EXPECT_TRUE(i.has_dynamic);
+  EXPECT_THAT(i.needed, ElementsAre("libc.so.6", "libm.so.6"));
+  EXPECT_EQ(i.soname, "libfoo.so.1");
+  EXPECT_EQ(i.rpath, "/opt/old");
+  EXPECT_EQ(i.runpath, "$ORIGIN:/opt/foo/lib");
+}
+
+struct Variant {
+  bool is64;
+  bool big;
+};
+
+class ElfVariants : public ::testing::TestWithParam<Variant> {};
+
+TEST_P(ElfVariants, ParsesIdentityAndDynamic) {
+  const auto [is64, big] = GetParam();
+  auto img = build_elf(full_spec(is64, big));
+  auto r = parse_elf(view(img.bytes), "libfoo.so");
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  ASSERT_TRUE(r->has_value());
+  expect_full(**r, is64, big);
+}
+
+TEST_P(ElfVariants, FallsBackToSectionsWithoutProgramHeaders) {
+  const auto [is64, big] = GetParam();
+  auto spec = full_spec(is64, big);
+  spec.program_headers = false;
+  auto img = build_elf(spec);
+  auto r = parse_elf(view(img.bytes), "libfoo.so");
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  ASSERT_TRUE(r->has_value());
+  expect_full(**r, is64, big);
+}
+
+TEST_P(ElfVariants, FallsBackToDynstrWhenStrtabUnmapped) {
+  const auto [is64, big] = GetParam();
+  auto spec = full_spec(is64, big);
+  spec.strtab_mapped = false;
+  auto img = build_elf(spec);
+  auto r = parse_elf(view(img.bytes), "libfoo.so");
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  ASSERT_TRUE(r->has_value());
+  expect_full(**r, is64, big);
+
+  spec.sections = false;  // now nothing can locate the string table
+  img = build_elf(spec);
+  r = parse_elf(view(img.bytes), "libfoo.so");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_THAT(r.error().message, StartsWith("libfoo.so: "));
+  EXPECT_THAT(r.error().message, HasSubstr("DT_STRTAB"));
+}
+
+TEST_P(ElfVariants, FindStringsInRodata) {
+  const auto [is64, big] = GetParam();
+  auto img = build_elf(full_spec(is64, big));
+  EXPECT_THAT(elf_find_strings(view(img.bytes), "libcublasLt.so."),
+              ElementsAre("libcublasLt.so.12"));
+  // .dynstr is searched too, in file order (it precedes .rodata here). A prefix
+  // inside a string counts from the prefix on: "/opt/foo/lib" yields "lib".
+  EXPECT_THAT(elf_find_strings(view(img.bytes), "lib"),
+              ElementsAre("libc.so.6", "libm.so.6", "libfoo.so.1", "lib", "libcublasLt.so.12"));
+}
+
+TEST_P(ElfVariants, EveryTruncationIsErrorOrValueNeverCrash) {
+  const auto [is64, big] = GetParam();
+  auto img = build_elf(full_spec(is64, big));
+  for (size_t n = 0; n < img.bytes.size(); ++n) {
+    std::vector<uint8_t> t(img.bytes.begin(), img.bytes.begin() + n);
+    auto r = parse_elf(view(t), "t.so");
+    if (n < 4) {
+      ASSERT_TRUE(r.has_value()) << n;
+      EXPECT_FALSE(r->has_value()) << n;
+    } else if (n < img.dynoff + img.dynsize) {
+      // Header, program headers or the dynamic segment are cut: always an error.
+      ASSERT_FALSE(r.has_value()) << n;
+      EXPECT_THAT(r.error().message, StartsWith("t.so: "));
+    }
+    (void)elf_find_strings(view(t), "lib");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, ElfVariants,
+                         ::testing::Values(Variant{true, false}, Variant{false, false},
+                                           Variant{true, true}, Variant{false, true}),
+                         [](const auto& p) {
+                           return std::string(p.param.is64 ? "Elf64" : "Elf32") +
+                                  (p.param.big ? "BigEndian" : "LittleEndian");
+                         });
+
+TEST(Elf, BigEndianHeaderFields) {
+  ElfSpec s;
+  s.is64 = true;
+  s.big = true;
+  s.machine = 22;  // s390
+  s.type = 2;
+  s.os_abi = 3;
+  s.needed = {"libz.so.1"};
+  auto img = build_elf(s);
+  auto r = parse_elf(view(img.bytes), "s390");
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  ASSERT_TRUE(r->has_value());
+  EXPECT_FALSE((*r)->little_endian);
+  EXPECT_EQ((*r)->machine, 22);
+  EXPECT_EQ((*r)->type, 2);
+  EXPECT_EQ((*r)->os_abi, 3);
+  EXPECT_THAT((*r)->needed, ElementsAre("libz.so.1"));
+  EXPECT_FALSE((*r)->soname.has_value());
+  EXPECT_FALSE((*r)->rpath.has_value());
+  EXPECT_FALSE((*r)->runpath.has_value());
+}
+
+TEST(Elf, NotElfIsNullopt) {
+  for (std::string s : {std::string(), std::string("\x7f"),
+                        std::string("\x7f"
+                                    "EL"),
+                        std::string("MZ\x90\0\x03\0\0\0", 8), std::string("#!/bin/sh\necho hi\n"),
+                        std::string(100, '\0')}) {
+    auto r = parse_elf(ByteView(s), "x");
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    EXPECT_FALSE(r->has_value());
+    EXPECT_TRUE(elf_find_strings(ByteView(s), "lib").empty());
+  }
+}
+
+TEST(Elf, CorruptHeadersGiveNamedErrors) {
+  auto base = build_elf(full_spec(true, false));
+  auto expect_error = [](const std::vector<uint8_t>& b, const std::string& what) {
+    auto r = parse_elf(view(b), "libfoo.so");
+    ASSERT_FALSE(r.has_value()) << what;
+    EXPECT_THAT(r.error().message, StartsWith("libfoo.so: "));
+    EXPECT_THAT(r.error().message, HasSubstr(what));
+  };
+  {
+    std::vector<uint8_t> b(base.bytes.begin(), base.bytes.begin() + 10);
+    expect_error(b, "e_ident");
+  }
+  {
+    std::vector<uint8_t> b(base.bytes.begin(), base.bytes.begin() + 40);
+    expect_error(b, "ELF header truncated");
+  }
+  {
+    auto b = base.bytes;
+    b[4] = 7;
+    expect_error(b, "invalid ELF class 7");
+  }
+  {
+    auto b = base.bytes;
+    b[5] = 0;
+    expect_error(b, "data encoding");
+  }
+  {
+    auto b = base.bytes;
+    testbuild::Writer w(false);
+    w.bytes() = b;
+    w.put_at(32, b.size() - 10, 8);  // e_phoff near the end
+    expect_error(w.bytes(), "program header table extends past end of file");
+    w.put_at(32, base.phoff, 8);
+    w.put_at(56, 0xfffe, 2);  // e_phnum huge
+    expect_error(w.bytes(), "program header table extends past end of file");
+    w.put_at(56, 0xffff, 2);                   // PN_XNUM: count in section 0's sh_info
+    w.put_at(base.shoff + 44, 0x7fffffff, 4);  // ...an absurd one
+    expect_error(w.bytes(), "too many program headers");
+    w.put_at(56, 2, 2);
+    w.put_at(base.shoff + 44, 0, 4);
+    w.put_at(54, 20, 2);  // e_phentsize too small
+    expect_error(w.bytes(), "program header entry size");
+  }
+  {
+    // PT_DYNAMIC offset past the end of the file.
+    testbuild::Writer w(false);
+    w.bytes() = base.bytes;
+    w.put_at(base.phoff + 56 + 8, 1u << 30, 8);
+    expect_error(w.bytes(), "dynamic segment (PT_DYNAMIC) extends past end of file");
+  }
+  {
+    // DT_NEEDED pointing outside the string table.
+    testbuild::Writer w(false);
+    w.bytes() = base.bytes;
+    w.put_at(base.dynoff + 8, 0x100000, 8);
+    expect_error(w.bytes(), "DT_NEEDED string offset");
+  }
+  {
+    // Section fallback with a broken section header table.
+    auto spec = full_spec(true, false);
+    spec.program_headers = false;
+    auto img = build_elf(spec);
+    testbuild::Writer w(false);
+    w.bytes() = img.bytes;
+    w.put_at(60, 0xfff0, 2);
+    expect_error(w.bytes(), "section header table extends past end of file");
+  }
+}
+
+TEST(Elf, DynamicLoopIsBoundedWithoutDtNull) {
+  // A dynamic segment without DT_NULL that is all DT_NEEDED entries: the loop
+  // stops at the end of the segment.
+  auto img = build_elf(full_spec(true, false));
+  testbuild::Writer w(false);
+  w.bytes() = img.bytes;
+  const size_t n = img.dynsize / 16;
+  for (size_t i = 0; i < n; ++i) {
+    w.put_at(img.dynoff + 16 * i, 1, 8);
+    w.put_at(img.dynoff + 16 * i + 8, 1, 8);  // "libc.so.6"
+  }
+  // Without DT_STRTAB the .dynstr section fallback is used.
+  auto r = parse_elf(view(w.bytes()), "x");
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ((*r)->needed.size(), n);
+}
+
+TEST(Elf, FindStringsRules) {
+  // Prefix inside a longer string, a duplicate, a non-printable one, and a last
+  // one whose NUL lies outside .rodata (it is only terminated by the next section).
+  static const char kRodata[] =
+      "libcublasLt.so.12\0xlibcublasLt.so.13\0libcublasLt.so.12\0libcublasLt.so.\x01\0"
+      "libcublasLt.so.14";
+  ElfSpec s;
+  s.rodata = std::string(kRodata, sizeof(kRodata) - 1);
+  auto img = build_elf(s);
+  auto found = elf_find_strings(view(img.bytes), "libcublasLt.so.");
+  EXPECT_THAT(found, ElementsAre("libcublasLt.so.12", "libcublasLt.so.13"));
+  EXPECT_THAT(elf_find_strings(view(img.bytes), "libcublasLt.so.", 2),
+              ElementsAre("libcublasLt.so.12", "libcublasLt.so.13"));
+  EXPECT_TRUE(elf_find_strings(view(img.bytes), "").empty());
+  EXPECT_TRUE(elf_find_strings(view(img.bytes), "libnotthere.so.").empty());
+
+  // Without section headers only read-only, non-executable PT_LOADs count (here
+  // one covering the whole file, so the last string is terminated).
+  s.sections = false;
+  img = build_elf(s);
+  EXPECT_THAT(elf_find_strings(view(img.bytes), "libcublasLt.so."),
+              ElementsAre("libcublasLt.so.12", "libcublasLt.so.13", "libcublasLt.so.14"));
+  s.load_flags = 5;  // R+X
+  img = build_elf(s);
+  EXPECT_TRUE(elf_find_strings(view(img.bytes), "libcublasLt.so.").empty());
+}
+
+TEST(Elf, MachineNames) {
+  EXPECT_EQ(elf_machine_name(62), "x86-64");
+  EXPECT_EQ(elf_machine_name(183), "aarch64");
+  EXPECT_EQ(elf_machine_name(3), "i386");
+  EXPECT_EQ(elf_machine_name(21), "ppc64");
+  EXPECT_EQ(elf_machine_name(0x1234), "machine 0x1234");
+  EXPECT_EQ(elf_machine_name(0xa), "machine 0x0a");
+}
+
+// --- Files on disk -------------------------------------------------------------
+
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) return;
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0 || st.st_size == 0) return;
+    size_ = static_cast<size_t>(st.st_size);
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
+    if (p != MAP_FAILED) data_ = static_cast<const uint8_t*>(p);
+  }
+  ~MappedFile() {
+    if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+    if (fd_ >= 0) ::close(fd_);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  bool ok() const { return data_ != nullptr; }
+  ByteView view() const { return ByteView(data_, size_); }
+
+ private:
+  int fd_ = -1;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+std::filesystem::path test_tmp(const std::string& sub) {
+  const char* env = std::getenv("DLENV_TEST_TMP");
+  std::filesystem::path p = env ? env : std::string(DLENV_BINARY_DIR) + "/test-tmp";
+  p /= "binfmt-" + sub + "-" + std::to_string(::getpid());
+  std::filesystem::create_directories(p);
+  return p;
+}
+
+// Compiles a tiny shared library with the project's compiler.
+std::optional<std::string> build_shared_lib(const std::string& sub, const std::string& dtags) {
+  if (!std::filesystem::exists(DLENV_CXX_COMPILER)) return std::nullopt;
+  const auto dir = test_tmp(sub);
+  const auto src = dir / "x.cc";
+  const auto lib = dir / "libx.so.1";
+  std::ofstream(src) << "extern \"C\" const char* dlenv_lt() { return \"libcublasLt.so.42\"; }\n";
+  const std::string cmd = std::string(DLENV_CXX_COMPILER) + " -shared -fPIC -o " + lib.string() +
+                          " " + src.string() + " -Wl,-soname,libx.so.1 -Wl,-rpath,/opt/x -Wl," +
+                          dtags + " -Wl,--no-as-needed -lm 2>&1";
+  if (std::system(cmd.c_str()) != 0) return std::string();
+  return lib.string();
+}
+
+TEST(ElfOnDisk, CompiledLibraryWithRunpath) {
+  auto lib = build_shared_lib("runpath", "--enable-new-dtags");
+  if (!lib) GTEST_SKIP() << "compiler " << DLENV_CXX_COMPILER << " not found";
+  ASSERT_FALSE(lib->empty()) << "compiling the test library failed";
+  MappedFile f(*lib);
+  ASSERT_TRUE(f.ok());
+  auto r = parse_elf(f.view(), "libx.so.1");
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  ASSERT_TRUE(r->has_value());
+  const ElfInfo& i = **r;
+  EXPECT_EQ(i.type, 3);
+  EXPECT_TRUE(i.has_dynamic);
+  EXPECT_EQ(i.soname, "libx.so.1");
+  EXPECT_EQ(i.runpath, "/opt/x");
+  EXPECT_FALSE(i.rpath.has_value());
+  EXPECT_THAT(i.needed, ::testing::Contains("libm.so.6"));
+  EXPECT_THAT(i.needed, ::testing::Contains("libc.so.6"));
+#if defined(__x86_64__)
+  EXPECT_TRUE(i.is_64);
+  EXPECT_TRUE(i.little_endian);
+  EXPECT_EQ(i.machine, 62);
+#endif
+  EXPECT_THAT(elf_find_strings(f.view(), "libcublasLt.so."), ElementsAre("libcublasLt.so.42"));
+  EXPECT_THAT(elf_find_strings(f.view(), "libm.so."), ElementsAre("libm.so.6"));
+  std::filesystem::remove_all(std::filesystem::path(*lib).parent_path());
+}
+
+TEST(ElfOnDisk, CompiledLibraryWithRpath) {
+  auto lib = build_shared_lib("rpath", "--disable-new-dtags");
+  if (!lib) GTEST_SKIP() << "compiler " << DLENV_CXX_COMPILER << " not found";
+  ASSERT_FALSE(lib->empty()) << "compiling the test library failed";
+  MappedFile f(*lib);
+  ASSERT_TRUE(f.ok());
+  auto r = parse_elf(f.view(), "libx.so.1");
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  ASSERT_TRUE(r->has_value());
+  EXPECT_EQ((*r)->rpath, "/opt/x");
+  EXPECT_FALSE((*r)->runpath.has_value());
+  std::filesystem::remove_all(std::filesystem::path(*lib).parent_path());
+}
+
+TEST(ElfOnDisk, CudnnOpsDynamicSection) {
+  const std::string path = "/usr/local/cuda/lib64/libcudnn_ops.so.9";
+  MappedFile f(path);
+  if (!f.ok()) GTEST_SKIP() << path << " not present";
+  auto r = parse_elf(f.view(), path);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  ASSERT_TRUE(r->has_value());
+  EXPECT_EQ((*r)->soname, "libcudnn_ops.so.9");
+  EXPECT_THAT((*r)->needed, ::testing::Contains("libcudnn_graph.so.9"));
+  ASSERT_TRUE((*r)->runpath.has_value());
+  EXPECT_THAT(*(*r)->runpath, StartsWith("$ORIGIN"));
+}
+
+TEST(ElfOnDisk, CudnnAdvFindsCublasLt) {
+  const std::string path = "/usr/local/cuda/lib64/libcudnn_adv.so.9";
+  MappedFile f(path);
+  if (!f.ok()) GTEST_SKIP() << path << " not present";
+  const auto t0 = std::chrono::steady_clock::now();
+  auto found = elf_find_strings(f.view(), "libcublasLt.so.");
+  const auto ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << "[ info ] elf_find_strings on " << path << " (" << f.view().size()
+            << " bytes): " << ms << " ms, found:";
+  for (const auto& s : found) std::cout << ' ' << s;
+  std::cout << '\n';
+  RecordProperty("elf_find_strings_ms", std::to_string(ms));
+  EXPECT_THAT(found, ::testing::Contains("libcublasLt.so.13"));
+}
+
+}  // namespace
+}  // namespace dlenv

@@ -1,0 +1,64 @@
+// Fuzz entry points shared by the libFuzzer targets (elf_fuzz.cc,
+// ldcache_fuzz.cc) and the corpus replay test (fuzz_replay_test.cc): parse the
+// input and touch every field of the result so sanitizers see every read.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "binfmt/elf.h"
+#include "binfmt/ldcache.h"
+#include "util/bytes.h"
+
+namespace dlenv::fuzz {
+
+inline uint64_t touch(const std::string& s) {
+  uint64_t h = s.size();
+  for (char c : s) h = h * 131 + static_cast<unsigned char>(c);
+  return h;
+}
+
+inline uint64_t elf_one_input(const uint8_t* data, size_t size) {
+  const ByteView bytes(data, size);
+  uint64_t sink = 0;
+  auto r = parse_elf(bytes, "fuzz.so");
+  if (!r) {
+    sink += touch(r.error().message);
+  } else if (*r) {
+    const ElfInfo& i = **r;
+    sink += i.is_64 + 2u * i.little_endian + i.machine + i.os_abi + i.type + i.has_dynamic;
+    sink += touch(elf_machine_name(i.machine));
+    for (const auto& n : i.needed) sink += touch(n);
+    if (i.soname) sink += touch(*i.soname);
+    if (i.rpath) sink += touch(*i.rpath);
+    if (i.runpath) sink += touch(*i.runpath);
+  }
+  for (const auto& s : elf_find_strings(bytes, "lib")) sink += touch(s);
+  for (const auto& s : elf_find_strings(bytes, "libcublasLt.so.", 4)) sink += touch(s);
+  return sink;
+}
+
+inline uint64_t ldcache_one_input(const uint8_t* data, size_t size) {
+  const ByteView bytes(data, size);
+  uint64_t sink = 0;
+  auto r = parse_ld_cache(bytes);
+  if (!r) {
+    sink += touch(r.error().message);
+  } else if (*r) {
+    const LdCache& c = **r;
+    sink += touch(c.format);
+    for (const auto& e : c.entries) {
+      sink += touch(e.soname) + touch(e.path) + static_cast<uint32_t>(e.flags) + e.hwcap +
+              e.is_64bit_x86();
+    }
+    if (!c.entries.empty()) {
+      const LdCacheEntry* e = c.find(c.entries.back().soname);
+      if (e) sink += touch(e->path);
+    }
+    if (const LdCacheEntry* e = c.find("libc.so.6")) sink += touch(e->path);
+  }
+  return sink;
+}
+
+}  // namespace dlenv::fuzz

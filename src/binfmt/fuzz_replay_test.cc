@@ -1,0 +1,187 @@
+// Replays the fuzz seed corpus (tests/fuzz/corpus/{elf,ldcache}) through the
+// same entry functions as the libFuzzer targets, plus deterministic mutations
+// of every seed: every truncation up to 512 bytes and single-byte flips at 256
+// pseudo-random positions (fixed seed). Must never crash or hang; CI runs it
+// under ASan+UBSan.
+//
+// DISABLED_WriteSyntheticSeeds regenerates the synthetic seeds:
+//   binfmt_test --gtest_also_run_disabled_tests --gtest_filter='*WriteSyntheticSeeds'
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "binfmt/fuzz_entries.h"
+#include "binfmt/test_builders.h"
+
+namespace dlenv {
+namespace {
+
+namespace fs = std::filesystem;
+
+using Entry = uint64_t (*)(const uint8_t*, size_t);
+
+fs::path corpus_dir(const std::string& kind) {
+  return fs::path(DLENV_SOURCE_DIR) / "tests" / "fuzz" / "corpus" / kind;
+}
+
+std::vector<uint8_t> read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
+}
+
+std::vector<fs::path> seeds(const std::string& kind) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(corpus_dir(kind), ec)) {
+    if (e.is_regular_file()) out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Runs `entry` on the input and on its mutations; returns how many inputs ran.
+size_t replay(Entry entry, const std::vector<uint8_t>& input) {
+  size_t runs = 0;
+  volatile uint64_t sink = 0;
+  auto run = [&](const std::vector<uint8_t>& v) {
+    // An exactly sized heap copy, so ASan catches any read past the end.
+    std::unique_ptr<uint8_t[]> copy(new uint8_t[v.size()]);
+    std::copy(v.begin(), v.end(), copy.get());
+    sink = sink + entry(copy.get(), v.size());
+    ++runs;
+  };
+  run(input);
+  const size_t max_len = std::min<size_t>(input.size(), 512);
+  for (size_t n = 0; n <= max_len; ++n) {
+    run(std::vector<uint8_t>(input.begin(), input.begin() + static_cast<ptrdiff_t>(n)));
+  }
+  if (!input.empty()) {
+    std::mt19937 rng(0x5eed1234u);
+    std::vector<uint8_t> flipped = input;
+    for (int i = 0; i < 256; ++i) {
+      const size_t pos = rng() % input.size();
+      const auto mask = static_cast<uint8_t>(1u << (rng() % 8));
+      std::vector<uint8_t> one = input;
+      one[pos] ^= mask;
+      run(one);
+      flipped[pos] = static_cast<uint8_t>(rng());  // accumulating mutation
+      if (i % 32 == 31) run(flipped);
+    }
+  }
+  return runs;
+}
+
+void replay_kind(const std::string& kind, Entry own, Entry other) {
+  const auto files = seeds(kind);
+  ASSERT_GE(files.size(), 3u) << "seed corpus missing in " << corpus_dir(kind);
+  size_t runs = 0;
+  for (const auto& f : files) {
+    SCOPED_TRACE(f.string());
+    const auto input = read_file(f);
+    runs += replay(own, input);
+    runs += replay(other, input);  // cross-feeding costs little and finds more
+  }
+  ::testing::Test::RecordProperty("inputs", std::to_string(runs));
+}
+
+TEST(FuzzReplay, ElfCorpus) {
+  replay_kind("elf", fuzz::elf_one_input, fuzz::ldcache_one_input);
+}
+
+TEST(FuzzReplay, LdCacheCorpus) {
+  replay_kind("ldcache", fuzz::ldcache_one_input, fuzz::elf_one_input);
+}
+
+TEST(FuzzReplay, CorpusSeedsParse) {
+  // The well-formed seeds (not named bad-*/trunc-*) must parse to a value.
+  for (const auto& f : seeds("elf")) {
+    const std::string name = f.filename().string();
+    if (name.starts_with("bad-") || name.starts_with("trunc-")) continue;
+    const auto b = read_file(f);
+    auto r = parse_elf(ByteView(b.data(), b.size()), name);
+    ASSERT_TRUE(r.has_value()) << name << ": " << r.error().message;
+    EXPECT_TRUE(r->has_value()) << name;
+  }
+  for (const auto& f : seeds("ldcache")) {
+    const std::string name = f.filename().string();
+    if (name.starts_with("bad-") || name.starts_with("trunc-")) continue;
+    const auto b = read_file(f);
+    auto r = parse_ld_cache(ByteView(b.data(), b.size()), name);
+    ASSERT_TRUE(r.has_value()) << name << ": " << r.error().message;
+    ASSERT_TRUE(r->has_value()) << name;
+    EXPECT_FALSE((*r)->entries.empty()) << name;
+  }
+}
+
+void write(const fs::path& p, const std::vector<uint8_t>& b) {
+  std::ofstream(p, std::ios::binary)
+      .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+}
+
+TEST(FuzzReplay, DISABLED_WriteSyntheticSeeds) {
+  using namespace testbuild;
+  const fs::path elf = corpus_dir("elf"), cache = corpus_dir("ldcache");
+  fs::create_directories(elf);
+  fs::create_directories(cache);
+  for (bool is64 : {true, false}) {
+    for (bool big : {false, true}) {
+      ElfSpec s;
+      s.is64 = is64;
+      s.big = big;
+      s.machine = is64 ? (big ? 22 : 62) : (big ? 20 : 3);
+      s.needed = {"libc.so.6", "libcudnn_graph.so.9"};
+      s.soname = "libsyn.so.1";
+      s.rpath = "/opt/r";
+      s.runpath = "$ORIGIN:/opt/syn";
+      s.rodata = std::string("x\0libcublasLt.so.13\0", 20);
+      const std::string n = std::string("syn-") + (is64 ? "64" : "32") + (big ? "be" : "le");
+      auto img = build_elf(s);
+      write(elf / (n + ".so"), img.bytes);
+      if (is64 && !big) {
+        write(elf / "trunc-syn-64le-phdrs.so",
+              std::vector<uint8_t>(img.bytes.begin(), img.bytes.begin() + 100));
+        write(elf / "trunc-syn-64le-dynamic.so",
+              std::vector<uint8_t>(img.bytes.begin(),
+                                   img.bytes.begin() + static_cast<ptrdiff_t>(img.dynoff + 20)));
+        auto bad = img.bytes;
+        bad[56] = 0xff;  // e_phnum = 0x00ff
+        write(elf / "bad-phnum.so", bad);
+      }
+    }
+  }
+  {
+    ElfSpec s;
+    s.program_headers = false;
+    s.needed = {"libz.so.1"};
+    write(elf / "syn-64le-sections-only.so", build_elf(s).bytes);
+    s.program_headers = true;
+    s.strtab_mapped = false;
+    write(elf / "syn-64le-strtab-unmapped.so", build_elf(s).bytes);
+  }
+  const std::vector<CacheEntrySpec> entries = {
+      {0x0303, "libcudnn.so.9", "/usr/lib/x86_64-linux-gnu/libcudnn.so.9", 0},
+      {0x0003, "libc.so.6", "/lib32/libc.so.6", 0},
+      {0x0303, "libc.so.6", "/lib/x86_64-linux-gnu/libc.so.6", (uint64_t{1} << 62)},
+  };
+  const auto nw = build_ld_cache(entries, CacheFormat::kNew);
+  write(cache / "new.cache", nw);
+  write(cache / "new-be.cache", build_ld_cache(entries, CacheFormat::kNew, true));
+  write(cache / "old.cache", build_ld_cache(entries, CacheFormat::kOld));
+  const auto comb = build_ld_cache(entries, CacheFormat::kCombined);
+  write(cache / "old+new.cache", comb);
+  write(cache / "trunc-new.cache", std::vector<uint8_t>(nw.begin(), nw.begin() + 60));
+  write(cache / "trunc-combined.cache", std::vector<uint8_t>(comb.begin(), comb.end() - 40));
+  auto bad = nw;
+  bad[20] = 0xff, bad[21] = 0xff;  // nlibs
+  write(cache / "bad-nlibs.cache", bad);
+}
+
+}  // namespace
+}  // namespace dlenv

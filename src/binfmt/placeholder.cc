@@ -1,1 +1,0 @@
-// placeholder: removed when the layer gets its first real source file
