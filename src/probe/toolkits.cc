@@ -215,13 +215,23 @@ std::vector<ToolkitFacts> probe_toolkits(const ProbeContext& ctx, const LoaderCo
     for (const auto& dir : split_path_list(*p, ':')) {
       std::string nvcc = path_join(dir, "nvcc");
       if (!fs.is_file(nvcc)) continue;
-      std::string root = path_dirname(path_dirname(same_or_real(fs, nvcc)));
+      // Follow links (/usr/bin/nvcc -> /usr/local/cuda-13.0/bin/nvcc) and wrapper scripts
+      // ("#!/bin/sh\nexec /usr/local/cuda-13.0/bin/nvcc \"$@\"").
+      std::string target = same_or_real(fs, nvcc);
+      if (auto text = fs.read_file(target, 4096); text && starts_with(*text, "#!")) {
+        static const std::regex exec_re(R"((/[^\s"';]+/bin/nvcc)\b)");
+        std::smatch m;
+        if (std::regex_search(*text, m, exec_re) && fs.is_file(m[1].str())) {
+          target = same_or_real(fs, m[1].str());
+        }
+      }
+      std::string root = path_dirname(path_dirname(target));
       if (root == "/usr") {
         add("/usr", "distro package (nvcc in /usr/bin)");
       } else {
-        add(path_dirname(dir), "PATH (nvcc)");
+        add(root, "PATH (nvcc)");
       }
-      if (first_nvcc_root.empty()) first_nvcc_root = same_or_real(fs, path_dirname(dir));
+      if (first_nvcc_root.empty()) first_nvcc_root = same_or_real(fs, root);
     }
   }
   if (fs.exists("/usr/bin/nvcc") && fs.exists("/usr/include/cuda.h")) {
@@ -241,8 +251,7 @@ std::vector<ToolkitFacts> probe_toolkits(const ProbeContext& ctx, const LoaderCo
     read_versions(ctx, t);
     t.is_default_link = !link_target.empty() && link_target == t.real_root;
     t.active_cuda_home = !cuda_home.empty() && cuda_home == t.real_root;
-    t.active_path = !first_nvcc_root.empty() && (first_nvcc_root == t.real_root ||
-                                                 path_dirname(first_nvcc_root) == t.real_root);
+    t.active_path = !first_nvcc_root.empty() && first_nvcc_root == t.real_root;
     for (const auto& d : loader.ld_library_path) {
       std::string rd = same_or_real(fs, d);
       for (const auto& ld : t.lib_dirs) t.active_ld_library_path |= same_or_real(fs, ld) == rd;

@@ -507,10 +507,6 @@ void cuda_home_unset(const Ctx& c, Findings& out) {
 
 // ---- cuDNN -----------------------------------------------------------------
 
-std::string where(const CudnnCopy& c) {
-  return c.library + " (" + join(c.found_via, ", ") + ")";
-}
-
 void cudnn_header_mismatch(const Ctx& c, Findings& out) {
   for (const auto& k : c.f.cudnn) {
     const Fact<Version>& lib = k.live_version ? k.live_version : k.library_version;

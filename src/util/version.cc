@@ -23,7 +23,14 @@ std::optional<Version> Version::parse(std::string_view text) {
     break;
   }
   if (parts.empty()) return std::nullopt;
-  return Version(std::move(parts));
+  Version v(std::move(parts));
+  size_t start = 0;
+  while (start < text.size() && (text[start] == ' ' || text[start] == '\t' || text[start] == 'v' ||
+                                 text[start] == 'V')) {
+    ++start;
+  }
+  v.text_ = std::string(text.substr(start, i - start));
+  return v;
 }
 
 Version Version::from_cuda_int(int encoded) {
@@ -46,6 +53,7 @@ Version Version::truncated(size_t n) const {
 }
 
 std::string Version::str() const {
+  if (!text_.empty()) return text_;
   std::string out;
   for (size_t i = 0; i < parts_.size(); ++i) {
     if (i) out += '.';

@@ -32,6 +32,7 @@ class Version {
   const std::vector<int>& parts() const { return parts_; }
   // First n components ("12.4.1".truncated(2) == 12.4).
   Version truncated(size_t n) const;
+  // The parsed text when there is one (keeps "580.65.06"), else the numbers joined by dots.
   std::string str() const;
 
   friend std::strong_ordering operator<=>(const Version& a, const Version& b);
@@ -39,6 +40,7 @@ class Version {
 
  private:
   std::vector<int> parts_;
+  std::string text_;  // the text it was parsed from ("580.65.06"), kept for display
 };
 
 }  // namespace dlenv

@@ -36,6 +36,12 @@ TEST(Version, DecodesCudaAndCudnnIntegers) {
   EXPECT_EQ(Version::from_cudnn_int(7605).str(), "7.6.5");
 }
 
+TEST(Version, KeepsLeadingZerosForDisplay) {
+  EXPECT_EQ(Version::parse("580.65.06")->str(), "580.65.06");
+  EXPECT_EQ(*Version::parse("580.65.06"), *Version::parse("580.65.6"));
+  EXPECT_EQ(Version::parse("580.65.06")->truncated(2).str(), "580.65");
+}
+
 TEST(Version, Truncates) {
   EXPECT_EQ(Version::parse("12.4.131")->truncated(2).str(), "12.4");
 }
