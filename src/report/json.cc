@@ -1,0 +1,249 @@
+// The JSON report, schema "dlenv.report/1" (docs/json-schema.md).
+#include <string>
+#include <vector>
+
+#include "report/internal.h"
+#include "report/report.h"
+
+namespace dlenv {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+json value_json(const std::string& v) {
+  return v;
+}
+json value_json(bool v) {
+  return v;
+}
+json value_json(int v) {
+  return v;
+}
+json value_json(uint64_t v) {
+  return v;
+}
+json value_json(const Version& v) {
+  return v.str();
+}
+
+// {"value": ..., "source": ...} or {"status": ..., "reason": ..., "source": ...}.
+template <class T, class Conv>
+json fact_json(const Fact<T>& f, Conv conv) {
+  json j = json::object();
+  if (f.ok()) {
+    j["value"] = conv(*f);
+  } else {
+    j["status"] = fact_status_name(report_detail::missing_status(f));
+    j["reason"] = f.reason;
+  }
+  j["source"] = f.source;
+  return j;
+}
+
+template <class T>
+json fact_json(const Fact<T>& f) {
+  return fact_json(f, [](const T& v) { return value_json(v); });
+}
+
+json strings_json(const std::vector<std::string>& v) {
+  json j = json::array();
+  for (const auto& s : v) j.push_back(s);
+  return j;
+}
+
+json library_files_json(const std::vector<LibraryFile>& files) {
+  json j = json::array();
+  for (const LibraryFile& f : files) {
+    j.push_back(json{{"path", f.path},
+                     {"version", f.version},
+                     {"is_stub", f.is_stub},
+                     {"found_via", f.found_via}});
+  }
+  return j;
+}
+
+json host_json(const HostFacts& h) {
+  json j;
+  j["os"] = fact_json(h.os);
+  j["distro"] = fact_json(h.distro);
+  j["kernel"] = fact_json(h.kernel);
+  j["arch"] = fact_json(h.arch);
+  j["hostname"] = fact_json(h.hostname);
+  j["container"] = fact_json(h.container);
+  j["container_evidence"] = strings_json(h.container_evidence);
+  j["wsl"] = fact_json(h.wsl2);
+  return j;
+}
+
+json driver_json(const DriverFacts& d) {
+  json j;
+  std::string version = report_detail::driver_version_text(d);
+  j["version"] = version.empty() ? json(nullptr) : json(version);
+  j["kernel_module_version"] = fact_json(d.kernel_module_version);
+  j["sys_module_version"] = fact_json(d.sys_module_version);
+  j["open_kernel_module"] = fact_json(d.open_kernel_module);
+  j["nvml_driver_version"] = fact_json(d.nvml_driver_version);
+  j["nvml_library"] = fact_json(d.nvml_library);
+  j["nvml_error"] = fact_json(d.nvml_error);
+  j["cuda_driver_version"] =
+      fact_json(d.cuda_driver_version, [](int x) { return json(Version::from_cuda_int(x).str()); });
+  j["libcuda_library"] = fact_json(d.libcuda_library);
+  j["libcuda_error"] = fact_json(d.libcuda_error);
+  j["nvidia_smi_version"] = fact_json(d.nvidia_smi_version);
+  j["libcuda_files"] = library_files_json(d.libcuda_files);
+  j["libnvml_files"] = library_files_json(d.libnvml_files);
+  j["modules"] = json{{"nvidia", d.nvidia_loaded},
+                      {"nvidia_uvm", d.nvidia_uvm_loaded},
+                      {"nouveau", d.nouveau_loaded},
+                      {"nova", d.nova_loaded},
+                      {"lines", strings_json(d.loaded_modules)},
+                      {"source", d.modules_source}};
+  json nodes = json::array();
+  for (const DeviceNode& n : d.device_nodes) {
+    nodes.push_back(json{{"path", n.path},
+                         {"present", n.present},
+                         {"readable", n.readable},
+                         {"writable", n.writable},
+                         {"mode", n.mode},
+                         {"gid", n.gid},
+                         {"source", n.source}});
+  }
+  j["device_nodes"] = nodes;
+  return j;
+}
+
+json gpus_json(const std::vector<GpuFacts>& gpus) {
+  json arr = json::array();
+  for (const GpuFacts& g : gpus) {
+    json j;
+    j["index"] = g.index;
+    j["name"] = fact_json(g.name);
+    j["uuid"] = fact_json(g.uuid);
+    j["pci_bus_id"] = fact_json(g.pci_bus_id);
+    j["compute_capability"] = fact_json(g.compute_capability);
+    j["memory_total_bytes"] = fact_json(g.memory_total_bytes);
+    j["persistence_mode"] = fact_json(g.persistence_mode);
+    j["mig_mode"] = fact_json(g.mig_mode);
+    j["compute_mode"] = fact_json(g.compute_mode);
+    j["visible"] = g.visible;
+    j["visibility_reason"] = g.visibility_reason;
+    j["source"] = g.source;
+    arr.push_back(std::move(j));
+  }
+  return arr;
+}
+
+json toolkits_json(const std::vector<ToolkitFacts>& toolkits) {
+  json arr = json::array();
+  for (const ToolkitFacts& t : toolkits) {
+    json j;
+    j["root"] = t.root;
+    j["real_root"] = t.real_root;
+    j["version"] = fact_json(t.version);
+    j["nvcc"] = fact_json(t.nvcc);
+    j["nvcc_version"] = fact_json(t.nvcc_version);
+    j["cudart_library"] = fact_json(t.cudart_library);
+    j["found_via"] = strings_json(t.found_via);
+    j["pip_assembled"] = t.pip_assembled;
+    j["lib_dirs"] = strings_json(t.lib_dirs);
+    j["active"] = json{{"path", t.active_path},
+                       {"cuda_home", t.active_cuda_home},
+                       {"ld_library_path", t.active_ld_library_path},
+                       {"ld_cache", t.in_ld_cache},
+                       {"default_link", t.is_default_link}};
+    j["active_via"] = strings_json(report_detail::active_via(t));
+    arr.push_back(std::move(j));
+  }
+  return arr;
+}
+
+json cudnn_json(const std::vector<CudnnCopy>& copies) {
+  json arr = json::array();
+  for (const CudnnCopy& c : copies) {
+    json j;
+    j["dir"] = c.dir;
+    j["library"] = c.library;
+    j["major"] = c.major;
+    j["library_version"] = fact_json(c.library_version);
+    j["header_version"] = fact_json(c.header_version);
+    j["header_path"] = c.header_path;
+    j["live_version"] = fact_json(c.live_version);
+    j["cuda_major"] = fact_json(c.cuda_major);
+    j["found_via"] = strings_json(c.found_via);
+    j["toolkit_root"] = c.toolkit_root;
+    j["python_site"] = c.python_site;
+    j["sublibraries_present"] = strings_json(c.sublibraries_present);
+    j["sublibraries_missing"] = strings_json(c.sublibraries_missing);
+    json mixed = json::object();
+    for (const auto& [file, version] : c.mixed_versions) mixed[file] = version;
+    j["mixed_versions"] = mixed;
+    arr.push_back(std::move(j));
+  }
+  return arr;
+}
+
+json env_json(const EnvFacts& e) {
+  json j;
+  json vars = json::object();
+  for (const auto& [k, v] : e.vars) vars[k] = v;
+  j["vars"] = vars;
+  j["path"] = strings_json(e.path);
+  j["ld_library_path"] = strings_json(e.ld_library_path);
+  j["source"] = e.source;
+  return j;
+}
+
+json findings_json(const std::vector<Finding>& findings) {
+  json arr = json::array();
+  for (const Finding& f : sorted_findings(findings)) {
+    json j;
+    j["id"] = f.id;
+    j["severity"] = severity_name(f.severity);
+    j["layer"] = f.layer;
+    j["title"] = f.title;
+    json ev = json::array();
+    for (const Evidence& e : f.evidence) ev.push_back(json{{"fact", e.fact}, {"source", e.source}});
+    j["evidence"] = ev;
+    json fix = json::array();
+    for (const FixStep& s : f.fix) {
+      fix.push_back(json{{"text", s.text}, {"command", s.command}, {"shell", s.shell}});
+    }
+    j["fix"] = fix;
+    j["confirmed"] = f.confirmed;
+    arr.push_back(std::move(j));
+  }
+  return arr;
+}
+
+}  // namespace
+
+nlohmann::ordered_json report_json(const Facts& facts, const std::vector<Finding>& findings) {
+  json j;
+  j["schema"] = kReportSchema;
+  j["tool"] = json{{"version", facts.tool_version}};
+  j["rooted"] = facts.rooted;
+  j["root"] = facts.rooted ? json(facts.root) : json(nullptr);
+  j["host"] = host_json(facts.host);
+  j["driver"] = driver_json(facts.driver);
+  j["gpu_count"] = fact_json(facts.gpu_count);
+  j["gpus"] = gpus_json(facts.gpus);
+  j["toolkits"] = toolkits_json(facts.toolkits);
+  j["cudnn"] = cudnn_json(facts.cudnn);
+  j["libraries"] = json::array();
+  j["python"] = json::array();
+  j["env"] = env_json(facts.env);
+  j["findings"] = findings_json(findings);
+  report_detail::Counts c = report_detail::count_findings(findings);
+  j["summary"] = json{{"errors", c.errors}, {"warnings", c.warnings}, {"info", c.infos}};
+  json timing = json::object();
+  for (const auto& [probe, ms] : facts.timing.ms) timing[probe] = ms;
+  j["timing_ms"] = timing;
+  return j;
+}
+
+std::string render_json(const Facts& facts, const std::vector<Finding>& findings) {
+  // Text from files can be invalid UTF-8: replace it rather than throw.
+  return report_json(facts, findings).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace dlenv
