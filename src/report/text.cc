@@ -403,13 +403,29 @@ void findings_section(Writer& w, const std::vector<Finding>& findings) {
     w.line(head);
     if (!f.evidence.empty()) {
       w.line("    evidence");
+      // Short facts align their sources in a column; a long fact would push that
+      // column off the screen, so it keeps its source on the line below.
+      constexpr size_t kAlignLimit = 72;
       std::vector<CellRow> ev;
       for (const Evidence& e : f.evidence) {
+        if (clean(e.fact).size() > kAlignLimit) continue;
         Cell src;
         if (!trim(e.source).empty()) src = {"(" + clean(e.source) + ")", Style::dim};
         ev.push_back({{clean(e.fact)}, src});
       }
-      w.lines(layout(ev, 6, {3}, w.color()));
+      std::vector<std::string> aligned = layout(ev, 6, {3}, w.color());
+      size_t next = 0;
+      for (const Evidence& e : f.evidence) {
+        std::string fact = clean(e.fact);
+        if (fact.size() <= kAlignLimit) {
+          if (next < aligned.size()) w.line(aligned[next++]);
+          continue;
+        }
+        w.line(spaces(6) + fact);
+        if (!trim(e.source).empty()) {
+          w.line(spaces(8) + paint("(" + clean(e.source) + ")", Style::dim, w.color()));
+        }
+      }
     }
     if (!f.fix.empty()) {
       w.line("    fix");

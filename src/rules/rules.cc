@@ -52,8 +52,7 @@ void no_driver(const Ctx& c, Findings& out) {
   if (gpu_on_bus) return;  // driver-module-not-built-for-kernel / nouveau explain it
   Finding x = make("no-nvidia-driver", Severity::info, "driver",
                    "No NVIDIA driver and no NVIDIA GPU on this machine");
-  x.evidence.push_back(ev("nvidia kernel module not loaded: " + d.kernel_module_version.reason,
-                          "/proc/driver/nvidia/version"));
+  x.evidence.push_back(ev(d.kernel_module_version.reason, "/proc/driver/nvidia/version"));
   if (d.pci_scanned) {
     x.evidence.push_back(ev("no NVIDIA display controller on the PCI bus", "/sys/bus/pci/devices"));
   }
