@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <system_error>
@@ -347,7 +348,8 @@ class KbImpl final : public Kb {
   explicit KbImpl(std::map<std::string, std::string> files) : files_(std::move(files)) {}
 
   // Throws SchemaError naming `origin` + the file and the row.
-  void load(const std::map<std::string, json>& docs, const std::string& origin) {
+  void load(const std::map<std::string, json>& docs, const std::string& origin, bool lazy) {
+    lazy_findings_ = lazy;
     using Loader = void (KbImpl::*)(const json&);
     const std::pair<const char*, Loader> loaders[] = {
         {"cuda_driver.json", &KbImpl::load_driver}, {"cuda_arch.json", &KbImpl::load_arch},
@@ -355,6 +357,7 @@ class KbImpl final : public Kb {
         {"libnames.json", &KbImpl::load_libnames},  {"findings.json", &KbImpl::load_findings},
     };
     for (const auto& [name, loader] : loaders) {
+      if (lazy && std::string_view(name) == "findings.json") continue;
       try {
         (this->*loader)(docs.at(name));
       } catch (const SchemaError& e) {
@@ -570,13 +573,32 @@ class KbImpl final : public Kb {
     return nullptr;
   }
 
+  // The catalog is only needed by `explain` and the docs: with the embedded KB
+  // (validated by kb_test) it is parsed on first use, keeping `doctor` fast.
+  void ensure_findings() const {
+    if (!lazy_findings_) return;
+    std::call_once(findings_once_, [this] {
+      auto it = files_.find("findings.json");
+      if (it == files_.end()) return;
+      try {
+        const_cast<KbImpl*>(this)->load_findings(json::parse(it->second));
+      } catch (const std::exception&) {
+        const_cast<KbImpl*>(this)->findings_.clear();
+      }
+    });
+  }
+
   const FindingInfo* finding(std::string_view id) const override {
+    ensure_findings();
     for (const auto& f : findings_) {
       if (f.id == id) return &f;
     }
     return nullptr;
   }
-  const std::vector<FindingInfo>& findings() const override { return findings_; }
+  const std::vector<FindingInfo>& findings() const override {
+    ensure_findings();
+    return findings_;
+  }
 
   std::string describe() const override {
     std::string all;
@@ -833,11 +855,14 @@ class KbImpl final : public Kb {
   std::map<int, std::pair<std::vector<std::string>, std::vector<std::string>>> cudnn_files_;
   std::vector<LibraryInfo> libs_;
   std::vector<FindingInfo> findings_;
+  bool lazy_findings_ = false;
+  mutable std::once_flag findings_once_;
 };
 
 // `origin` prefixes file names in messages ("kb/" for a directory, "" for in-memory).
+// `lazy`: parse only the tables `doctor` needs now; the catalog on first use.
 Result<std::shared_ptr<const Kb>> load_impl(std::map<std::string, std::string> files,
-                                            const std::string& origin) {
+                                            const std::string& origin, bool lazy = false) {
   for (const char* required : kRequiredFiles) {
     if (!files.count(required)) {
       return fail(origin + required + ": required knowledge-base file is missing");
@@ -845,6 +870,11 @@ Result<std::shared_ptr<const Kb>> load_impl(std::map<std::string, std::string> f
   }
   std::map<std::string, json> docs;
   for (const auto& [name, text] : files) {
+    if (lazy && std::find(std::begin(kRequiredFiles), std::end(kRequiredFiles), name) ==
+                    std::end(kRequiredFiles)) {
+      continue;  // framework tables: not queried by the C++ side yet
+    }
+    if (lazy && name == "findings.json") continue;
     try {
       json doc = json::parse(text);
       if (!doc.is_object()) return fail(origin + name + ": expected a JSON object at the top");
@@ -860,7 +890,7 @@ Result<std::shared_ptr<const Kb>> load_impl(std::map<std::string, std::string> f
   }
   auto kb = std::make_shared<KbImpl>(std::move(files));
   try {
-    kb->load(docs, origin);
+    kb->load(docs, origin, lazy);
   } catch (const SchemaError& e) {
     return fail(e.message);
   }
@@ -880,7 +910,7 @@ Result<std::shared_ptr<const Kb>> Kb::load_embedded() {
       const auto& f = kb_embedded::files[i];
       files.emplace(f.name, std::string(f.data, f.size));
     }
-    return load_impl(std::move(files), "embedded kb/");
+    return load_impl(std::move(files), "embedded kb/", /*lazy=*/true);
   }();
   return cached;
 }

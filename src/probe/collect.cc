@@ -99,8 +99,22 @@ Facts collect_facts(const ProbeContext& ctx, const ProbeOptions& options) {
   f.timing.ms["toolkits"] = ms_since(t0);
 
   t0 = Clock::now();
-  f.cudnn = probe_cudnn(ctx, loader, f.toolkits, options);
+  ProbeOptions file_only = options;
+  file_only.load_cudnn = false;
+  f.cudnn = probe_cudnn(ctx, loader, f.toolkits, file_only);
   f.timing.ms["cudnn"] = ms_since(t0);
+  if (ctx.live && options.load_cudnn && ctx.os == Os::linux) {
+    // Each dlopen runs the library's initialisers (~10 ms): load the copies in parallel.
+    t0 = Clock::now();
+    std::vector<std::future<void>> loads;
+    for (auto& copy : f.cudnn) {
+      if (!ctx.fs.exists(copy.library)) continue;
+      loads.push_back(
+          std::async(std::launch::async, [&ctx, &copy] { probe_cudnn_live(ctx, copy); }));
+    }
+    for (auto& l : loads) l.get();
+    f.timing.ms["cudnn_live"] = ms_since(t0);
+  }
 
   if (live.valid()) {
     t0 = Clock::now();

@@ -22,10 +22,21 @@ struct Candidate {
 };
 
 std::optional<Version> header_version(const std::string& text) {
-  auto macro = [&](const char* name) -> std::optional<long long> {
-    std::regex re(std::string(R"(#define\s+)") + name + R"(\s+(\d+))");
-    std::smatch m;
-    if (std::regex_search(text, m, re)) return parse_int(m[1].str());
+  // A plain scan (std::regex compilation costs more than the whole rest of the probe).
+  auto macro = [&](std::string_view name) -> std::optional<long long> {
+    size_t pos = 0;
+    while ((pos = text.find(name, pos)) != std::string::npos) {
+      size_t line_start = text.rfind('\n', pos);
+      line_start = line_start == std::string::npos ? 0 : line_start + 1;
+      std::string_view head = trim(std::string_view(text).substr(line_start, pos - line_start));
+      size_t end = pos + name.size();
+      pos = end;
+      if (head != "#define" && head != "# define") continue;
+      if (end >= text.size() || (text[end] != ' ' && text[end] != '\t')) continue;
+      size_t eol = text.find('\n', end);
+      auto value = parse_int(trim(std::string_view(text).substr(end, eol - end)));
+      if (value) return value;
+    }
     return std::nullopt;
   };
   auto major = macro("CUDNN_MAJOR"), minor = macro("CUDNN_MINOR"),
@@ -86,7 +97,9 @@ std::vector<std::string> site_packages_dirs(const ProbeContext& ctx) {
 
 using CudnnGetVersionFn = size_t (*)();
 
-void probe_live(const ProbeContext& ctx, CudnnCopy& c) {
+}  // namespace
+
+void probe_cudnn_live(const ProbeContext& ctx, CudnnCopy& c) {
   auto lib = DynamicLibrary::open(ctx.fs.host_path(c.library));
   if (!lib) {
     c.live_version =
@@ -113,6 +126,8 @@ void probe_live(const ProbeContext& ctx, CudnnCopy& c) {
     }
   }
 }
+
+namespace {
 
 // The CUDA major a cuDNN build targets: from the cuBLAS/cuBLASLt sonames it needs.
 void cuda_major_from_elf(const FileSystem& fs, const std::string& dir,
@@ -308,7 +323,7 @@ std::vector<CudnnCopy> probe_cudnn(const ProbeContext& ctx, const LoaderConfig& 
       }
       if (!c.cuda_major) cuda_major_from_elf(fs, cand.dir, files, ctx.kb, c);
       if (ctx.live && options.load_cudnn && has_main && ctx.os == Os::linux) {
-        probe_live(ctx, c);
+        probe_cudnn_live(ctx, c);
       } else {
         c.live_version = Fact<Version>::unknown(
             FactStatus::skipped, ctx.live ? "not loaded" : "not loaded under --root");

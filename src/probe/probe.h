@@ -56,6 +56,10 @@ std::vector<CudnnCopy> probe_cudnn(const ProbeContext& ctx, const LoaderConfig& 
                                    const std::vector<ToolkitFacts>& toolkits,
                                    const ProbeOptions& options);
 
+// Loads one copy for real (by its full path) and calls cudnnGetVersion /
+// cudnnGetCudartVersion. Live only.
+void probe_cudnn_live(const ProbeContext& ctx, CudnnCopy& copy);
+
 // Everything, with the live NVML/libcuda work overlapped with the file probes.
 Facts collect_facts(const ProbeContext& ctx, const ProbeOptions& options);
 
