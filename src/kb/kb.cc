@@ -839,7 +839,9 @@ class KbImpl final : public Kb {
       f.sources = get_strings(r, "sources", p);
       f.confidence = get_string_or(r, "confidence", p);
       f.error_note = get_string_or(r, "error_note", p);
-      if (finding(f.id)) schema_fail(p + ".id", "duplicate id \"" + f.id + "\"");
+      for (const auto& seen : findings_) {  // not finding(): that would re-enter the lazy load
+        if (seen.id == f.id) schema_fail(p + ".id", "duplicate id \"" + f.id + "\"");
+      }
       findings_.push_back(std::move(f));
     }
   }

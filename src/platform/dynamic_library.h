@@ -24,6 +24,11 @@ class DynamicLibrary {
   // loader's message (dlerror text; Win32 code and its text) and the name.
   static Result<DynamicLibrary> open(const std::string& name_or_path);
 
+  // Like open(), but in a new loader namespace (dlmopen LM_ID_NEWLM on Linux) so
+  // the copy at `path` is loaded even when a library with the same soname is
+  // already loaded. Falls back to open() where namespaces are unavailable.
+  static Result<DynamicLibrary> open_isolated(const std::string& path);
+
   bool is_open() const { return handle_ != nullptr; }
   void* symbol(const char* name) const;
   // The file the loader really mapped (dlinfo link map / GetModuleFileNameW), as an

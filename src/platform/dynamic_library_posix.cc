@@ -66,6 +66,28 @@ Result<DynamicLibrary> DynamicLibrary::open(const std::string& name_or_path) {
   return lib;
 }
 
+Result<DynamicLibrary> DynamicLibrary::open_isolated(const std::string& path) {
+  // A fresh link-map namespace: a second copy of a library whose soname is
+  // already loaded (two cuDNN 9 copies, say) is really loaded from `path`
+  // instead of the loader handing back the first one.
+  ::dlerror();
+  void* handle = ::dlmopen(LM_ID_NEWLM, path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* err = ::dlerror();
+    std::string why = err != nullptr ? std::string(err) : std::string("unknown dlmopen error");
+    // Namespaces are limited (16 in glibc) and some libraries refuse them
+    // (static TLS): fall back to the shared namespace, still checked by path.
+    auto shared = open(path);
+    if (!shared) return fail("cannot load " + path + ": " + why);
+    return shared;
+  }
+  DynamicLibrary lib;
+  lib.handle_ = handle;
+  lib.name_ = path;
+  lib.loaded_path_ = link_map_path(handle, path);
+  return lib;
+}
+
 void* DynamicLibrary::symbol(const char* name) const {
   if (handle_ == nullptr || name == nullptr) return nullptr;
   return ::dlsym(handle_, name);

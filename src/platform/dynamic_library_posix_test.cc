@@ -201,3 +201,42 @@ TEST(DynamicLibrary, BindOnAClosedLibraryFails) {
 
 }  // namespace
 }  // namespace dlenv
+
+namespace dlenv {
+namespace {
+
+// Two copies of one soname in two directories (like a system cuDNN and a pip
+// wheel cuDNN): open_isolated must load the second file, not hand back the first.
+TEST(DynamicLibraryIsolated, SecondCopyWithTheSameSonameIsReallyLoaded) {
+  TempDir tmp;
+  std::string paths[2];
+  for (int i = 0; i < 2; ++i) {
+    fs::path dir = tmp.path() / ("copy" + std::to_string(i));
+    fs::create_directories(dir);
+    fs::path src = dir / "same.cc";
+    std::ofstream(src) << "extern \"C\" int sameVersion(void) { return " << (i + 1) << "; }\n";
+    paths[i] = (dir / "libsame.so.1").string();
+    auto r = run_process({DLENV_CXX_COMPILER, "-shared", "-fPIC", "-Wl,-soname,libsame.so.1", "-o",
+                          paths[i], src.string()},
+                         with_timeout(120s));
+    ASSERT_TRUE(r) << r.error().message;
+    ASSERT_EQ(r->exit_code, 0) << r->err;
+  }
+  using Fn = int (*)();
+  auto first = DynamicLibrary::open(paths[0]);
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_EQ(reinterpret_cast<Fn>(first->symbol("sameVersion"))(), 1);
+  auto second = DynamicLibrary::open_isolated(paths[1]);
+  ASSERT_TRUE(second) << second.error().message;
+  EXPECT_EQ(second->loaded_path(), paths[1]);
+  EXPECT_EQ(reinterpret_cast<Fn>(second->symbol("sameVersion"))(), 2);
+}
+
+TEST(DynamicLibraryIsolated, MissingFileReportsTheLoaderError) {
+  auto lib = DynamicLibrary::open_isolated("/nonexistent/dir/libnothing.so.7");
+  ASSERT_FALSE(lib);
+  EXPECT_NE(lib.error().message.find("/nonexistent/dir/libnothing.so.7"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dlenv

@@ -100,7 +100,8 @@ using CudnnGetVersionFn = size_t (*)();
 }  // namespace
 
 void probe_cudnn_live(const ProbeContext& ctx, CudnnCopy& c) {
-  auto lib = DynamicLibrary::open(ctx.fs.host_path(c.library));
+  const std::string host = ctx.fs.host_path(c.library);
+  auto lib = DynamicLibrary::open_isolated(host);
   if (!lib) {
     c.live_version =
         Fact<Version>::unknown(FactStatus::error, lib.error().message, "dlopen " + c.library);
@@ -113,6 +114,16 @@ void probe_cudnn_live(const ProbeContext& ctx, CudnnCopy& c) {
   auto bound = bind_symbols(*lib, specs);
   if (!bound) {
     c.live_version = Fact<Version>::unknown(FactStatus::error, bound.error().message, c.library);
+    return;
+  }
+  // Never report another copy's version: the file mapped must be this copy.
+  std::string loaded = lib->loaded_path();
+  if (!loaded.empty() &&
+      ctx.fs.real_path(c.library).value_or(c.library) !=
+          make_real_filesystem()->real_path(loaded).value_or(loaded) &&
+      !ctx.fs.is_rooted()) {
+    c.live_version = Fact<Version>::unknown(
+        FactStatus::error, "the loader returned the already-loaded copy " + loaded, c.library);
     return;
   }
   size_t v = reinterpret_cast<CudnnGetVersionFn>(get_version)();
@@ -273,7 +284,8 @@ std::vector<CudnnCopy> probe_cudnn(const ProbeContext& ctx, const LoaderConfig& 
         headers.push_back(path_join(cand.toolkit_root, "include/cudnn_version.h"));
         headers.push_back(path_join(cand.toolkit_root, "include/cudnn.h"));
       }
-      if (starts_with(cand.dir, "/usr/lib") || cand.dir == "/usr/local/lib") {
+      if (starts_with(cand.dir, "/usr/lib") || starts_with(cand.dir, "/lib") ||
+          cand.dir == "/usr/local/lib") {
         std::string v = std::to_string(major);
         for (const std::string& h :
              std::vector<std::string>{"/usr/include/cudnn_version_v" + v + ".h",

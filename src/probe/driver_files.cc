@@ -32,15 +32,21 @@ void add_library_files(const ProbeContext& ctx, const LoaderConfig& loader, cons
                        const std::vector<std::string>& extra_dirs, std::vector<LibraryFile>& out) {
   auto add = [&](const std::string& path, const std::string& via) {
     std::string real = ctx.fs.real_path(path).value_or(path);
+    // One entry per real file: libcuda.so -> libcuda.so.1 -> libcuda.so.580.95.05.
     for (auto& existing : out) {
-      if (existing.path == path) return;
+      if (existing.path == path ||
+          ctx.fs.real_path(existing.path).value_or(existing.path) == real) {
+        return;
+      }
     }
     LibraryFile f;
     f.path = path;
     std::string real_name = path_basename(real);
     f.version = suffix_version(real_name, stem);
     f.is_stub = contains(path, "/stubs/") || contains(real, "/stubs/");
-    f.found_via = via;
+    f.found_via = contains(path, "/compat/") && via == "directory scan"
+                      ? "forward-compat package (used only when on LD_LIBRARY_PATH)"
+                      : via;
     out.push_back(std::move(f));
   };
   if (loader.cache) {

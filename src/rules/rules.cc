@@ -145,6 +145,9 @@ void version_mismatch(const Ctx& c, Findings& out) {
     auto check = [&](const std::vector<LibraryFile>& files, const char* what) {
       for (const auto& lf : files) {
         if (lf.is_stub || lf.version.empty() || lf.version == "1") continue;
+        // Only copies the loader can pick: a forward-compat package or a stray file in
+        // a directory nothing searches is not what programs load.
+        if (lf.found_via != "ld.so.cache" && lf.found_via != "LD_LIBRARY_PATH") continue;
         auto lv = Version::parse(lf.version);
         if (!lv || lv->parts().size() < 2 || !kv) continue;
         if (!(*lv == *kv)) {
@@ -424,6 +427,12 @@ void nvcc_vs_smi(const Ctx& c, Findings& out) {
   if (c.f.driver.cuda_driver_version) {
     driver_cuda = Version::from_cuda_int(*c.f.driver.cuda_driver_version);
     src = c.f.driver.cuda_driver_version.source;
+  } else if (auto dv = driver_version(c.f)) {
+    // Without libcuda (e.g. under --root): what the driver version supports, per the KB.
+    if (auto support = c.kb.max_cuda_for_driver(*dv, c.os)) {
+      driver_cuda = support->max_cuda;
+      src = "knowledge base: driver " + dv->str() + " (" + support->ref.source + ")";
+    }
   }
   if (!driver_cuda) return;
   if (t->version->truncated(2) == *driver_cuda) return;
