@@ -29,3 +29,5 @@ done
 "$PY" -m torch.utils.collect_env > "$OUT/collect_env.txt" 2>&1
 mkdir -p "$OUT/proc"; cp -r /proc/driver/nvidia/gpus "$OUT/proc/" 2>/dev/null; cp /proc/driver/nvidia/version "$OUT/proc/" 2>/dev/null
 bash "$(dirname "$0")/doctor_bench.sh" "$DLENV" 31 "$PY" > "$OUT/bench.txt" 2>&1
+# Everything in one archive (the device hands back a limited number of files).
+tar -C "$OUT" -czf "$OUT/../h200-results.tgz" . && rm -rf "${OUT:?}"/* && mv "$OUT/../h200-results.tgz" "$OUT/"
