@@ -12,11 +12,7 @@ namespace {
 
 using Findings = std::vector<Finding>;
 
-struct Ctx {
-  const Facts& f;
-  const Kb& kb;
-  Os os;
-};
+using Ctx = RuleContext;
 
 Evidence ev(std::string fact, std::string source) {
   return {std::move(fact), std::move(source)};
@@ -598,74 +594,77 @@ void cudnn_without_header_version(const Ctx& c, Findings& out) {
 
 // ---- table -----------------------------------------------------------------
 
-struct Rule {
-  RuleInfo info;
-  std::function<void(const Ctx&, Findings&)> check;
-};
-
 const std::vector<Rule>& rules() {
-  static const std::vector<Rule> table = {
-      {{"no-nvidia-driver", "driver", Severity::error,
-        "No NVIDIA driver (and, when no NVIDIA GPU is on the PCI bus either, a clean CPU-only "
-        "state)",
-        "No nvidia kernel module is loaded and NVML cannot be loaded. When an NVIDIA GPU is on the "
-        "PCI bus, the driver is missing; when none is, this machine simply has no NVIDIA GPU.",
-        "Install the NVIDIA driver for the GPU (distribution package or NVIDIA's installer); "
-        "inside "
-        "a container, start it with GPU access (docker run --gpus all)."},
-       no_driver},
-      {{"driver-module-not-built-for-kernel", "driver", Severity::error, "", "", ""},
-       module_not_loaded},
-      {{"nouveau-or-nova-owns-gpu", "driver", Severity::error, "", "", ""}, nouveau},
-      {{"nvml-driver-library-mismatch", "driver", Severity::error, "", "", ""}, version_mismatch},
-      {{"libcuda-stub-loaded", "driver", Severity::error, "", "", ""}, stub_loaded},
-      {{"dev-nvidia-permissions", "driver", Severity::error, "", "", ""}, device_nodes},
-      {{"cuda-unknown-error-uvm", "driver", Severity::warning, "", "", ""}, nullptr},
-      {{"container-started-without-gpus", "driver", Severity::error, "", "", ""}, nullptr},
-      {{"cuda-visible-devices-hides-gpu", "env", Severity::error, "", "", ""}, visible_devices},
-      {{"exclusive-compute-mode-busy", "gpu", Severity::error, "", "", ""}, compute_mode},
-      {{"cuda-driver-insufficient", "toolkit", Severity::error, "", "", ""}, toolkit_vs_driver},
-      {{"cuda-toolkits-disagree", "toolkit", Severity::warning,
-        "PATH, CUDA_HOME and LD_LIBRARY_PATH select different CUDA toolkits",
-        "Several CUDA toolkits are installed and the settings that pick one disagree: nvcc comes "
-        "from one toolkit, CUDA_HOME (used by PyTorch/CMake extension builds) names another, and "
-        "LD_LIBRARY_PATH makes the runtime of a third one load first. Builds then mix headers, "
-        "compiler and runtime of different versions.",
-        "Choose one toolkit and point PATH, CUDA_HOME and LD_LIBRARY_PATH at it (`dlenv env --cuda "
-        "X.Y` prints the settings)."},
-       toolkits_disagree},
-      {{"nvcc-vs-nvidia-smi-version-confusion", "toolkit", Severity::info, "", "", ""},
-       nvcc_vs_smi},
-      {{"nvcc-unsupported-gpu-arch", "toolkit", Severity::warning, "", "", ""}, gpu_vs_toolkits},
-      {{"cuda-home-not-set", "toolkit", Severity::info, "", "", ""}, cuda_home_unset},
-      {{"cudnn-header-library-mismatch", "cudnn", Severity::warning, "", "", ""},
-       cudnn_header_mismatch},
-      {{"cudnn-toolkit-cuda-major-mismatch", "cudnn", Severity::error,
-        "cuDNN built for a different CUDA major than the toolkit it sits in",
-        "cuDNN archives are built per CUDA major (e.g. cudnn-...-cuda11-archive vs ..._cuda12-"
-        "archive). A copy built for CUDA 11 inside a CUDA 12 toolkit needs libcublas.so.11 / "
-        "libcublasLt.so.11, which that toolkit does not have, so loading fails or picks a "
-        "different cuBLAS.",
-        "Install the cuDNN archive built for the toolkit's CUDA major (`dlenv cudnn install`), or "
-        "move the copy to a toolkit of the CUDA major it was built for."},
-       cudnn_vs_toolkit},
-      {{"cudnn-sublibrary-missing", "cudnn", Severity::error,
-        "cuDNN is incomplete: sub-libraries are missing",
-        "cuDNN 8 and 9 are a small main library that loads its sub-libraries (ops, cnn, adv, "
-        "graph, engines, heuristic) at run time by name. Copying only libcudnn.so.N leaves a copy "
-        "that loads and reports its version but fails at the first convolution or RNN call with "
-        "CUDNN_STATUS_NOT_INITIALIZED / 'Could not load library libcudnn_cnn_infer.so.8'.",
-        "Copy every libcudnn*.so* (Windows: every cudnn*64_N.dll) from the same archive next to "
-        "the main library."},
-       cudnn_incomplete},
-      {{"cudnn-mixed-versions", "cudnn", Severity::error,
-        "cuDNN libraries of different versions in one directory",
-        "A directory holds cuDNN libraries from different releases (an upgrade that copied only "
-        "some files). The main library then loads a sub-library of another version: symbol "
-        "lookup errors on Linux, error 127 on Windows, or version-check failures at run time.",
-        "Remove the stale files and install every cuDNN library from one release."},
-       cudnn_mixed},
-  };
+  static const std::vector<Rule> table = [] {
+    std::vector<Rule> t = {
+        {{"no-nvidia-driver", "driver", Severity::error,
+          "No NVIDIA driver (and, when no NVIDIA GPU is on the PCI bus either, a clean CPU-only "
+          "state)",
+          "No nvidia kernel module is loaded and NVML cannot be loaded. When an NVIDIA GPU is on "
+          "the "
+          "PCI bus, the driver is missing; when none is, this machine simply has no NVIDIA GPU.",
+          "Install the NVIDIA driver for the GPU (distribution package or NVIDIA's installer); "
+          "inside "
+          "a container, start it with GPU access (docker run --gpus all)."},
+         no_driver},
+        {{"driver-module-not-built-for-kernel", "driver", Severity::error, "", "", ""},
+         module_not_loaded},
+        {{"nouveau-or-nova-owns-gpu", "driver", Severity::error, "", "", ""}, nouveau},
+        {{"nvml-driver-library-mismatch", "driver", Severity::error, "", "", ""}, version_mismatch},
+        {{"libcuda-stub-loaded", "driver", Severity::error, "", "", ""}, stub_loaded},
+        {{"dev-nvidia-permissions", "driver", Severity::error, "", "", ""}, device_nodes},
+        {{"cuda-unknown-error-uvm", "driver", Severity::warning, "", "", ""}, nullptr},
+        {{"container-started-without-gpus", "driver", Severity::error, "", "", ""}, nullptr},
+        {{"cuda-visible-devices-hides-gpu", "env", Severity::error, "", "", ""}, visible_devices},
+        {{"exclusive-compute-mode-busy", "gpu", Severity::error, "", "", ""}, compute_mode},
+        {{"cuda-driver-insufficient", "toolkit", Severity::error, "", "", ""}, toolkit_vs_driver},
+        {{"cuda-toolkits-disagree", "toolkit", Severity::warning,
+          "PATH, CUDA_HOME and LD_LIBRARY_PATH select different CUDA toolkits",
+          "Several CUDA toolkits are installed and the settings that pick one disagree: nvcc comes "
+          "from one toolkit, CUDA_HOME (used by PyTorch/CMake extension builds) names another, and "
+          "LD_LIBRARY_PATH makes the runtime of a third one load first. Builds then mix headers, "
+          "compiler and runtime of different versions.",
+          "Choose one toolkit and point PATH, CUDA_HOME and LD_LIBRARY_PATH at it (`dlenv env "
+          "--cuda "
+          "X.Y` prints the settings)."},
+         toolkits_disagree},
+        {{"nvcc-vs-nvidia-smi-version-confusion", "toolkit", Severity::info, "", "", ""},
+         nvcc_vs_smi},
+        {{"nvcc-unsupported-gpu-arch", "toolkit", Severity::warning, "", "", ""}, gpu_vs_toolkits},
+        {{"cuda-home-not-set", "toolkit", Severity::info, "", "", ""}, cuda_home_unset},
+        {{"cudnn-header-library-mismatch", "cudnn", Severity::warning, "", "", ""},
+         cudnn_header_mismatch},
+        {{"cudnn-toolkit-cuda-major-mismatch", "cudnn", Severity::error,
+          "cuDNN built for a different CUDA major than the toolkit it sits in",
+          "cuDNN archives are built per CUDA major (e.g. cudnn-...-cuda11-archive vs ..._cuda12-"
+          "archive). A copy built for CUDA 11 inside a CUDA 12 toolkit needs libcublas.so.11 / "
+          "libcublasLt.so.11, which that toolkit does not have, so loading fails or picks a "
+          "different cuBLAS.",
+          "Install the cuDNN archive built for the toolkit's CUDA major (`dlenv cudnn install`), "
+          "or "
+          "move the copy to a toolkit of the CUDA major it was built for."},
+         cudnn_vs_toolkit},
+        {{"cudnn-sublibrary-missing", "cudnn", Severity::error,
+          "cuDNN is incomplete: sub-libraries are missing",
+          "cuDNN 8 and 9 are a small main library that loads its sub-libraries (ops, cnn, adv, "
+          "graph, engines, heuristic) at run time by name. Copying only libcudnn.so.N leaves a "
+          "copy "
+          "that loads and reports its version but fails at the first convolution or RNN call with "
+          "CUDNN_STATUS_NOT_INITIALIZED / 'Could not load library libcudnn_cnn_infer.so.8'.",
+          "Copy every libcudnn*.so* (Windows: every cudnn*64_N.dll) from the same archive next to "
+          "the main library."},
+         cudnn_incomplete},
+        {{"cudnn-mixed-versions", "cudnn", Severity::error,
+          "cuDNN libraries of different versions in one directory",
+          "A directory holds cuDNN libraries from different releases (an upgrade that copied only "
+          "some files). The main library then loads a sub-library of another version: symbol "
+          "lookup errors on Linux, error 127 on Windows, or version-check failures at run time.",
+          "Remove the stale files and install every cuDNN library from one release."},
+         cudnn_mixed},
+    };
+    for (const auto& r : python_rules()) t.push_back(r);
+    return t;
+  }();
   (void)cudnn_without_header_version;
   return table;
 }

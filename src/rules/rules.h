@@ -2,6 +2,8 @@
 // has a stable id (the failure catalog's where it has one) and never probes.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,21 @@ struct RuleInfo {
   const char* cause;
   const char* fix;
 };
+
+struct RuleContext {
+  const Facts& f;
+  const Kb& kb;
+  Os os;
+};
+
+struct Rule {
+  RuleInfo info;
+  // Appends its findings; nullptr for ids that another rule's check reports.
+  std::function<void(const RuleContext&, std::vector<Finding>&)> check;
+};
+
+// Rule groups defined in other files of this layer, appended to the table in order.
+const std::vector<Rule>& python_rules();  // rules/python_rules.cc
 
 // Every rule dlenv checks, in evaluation order.
 const std::vector<RuleInfo>& rule_table();
