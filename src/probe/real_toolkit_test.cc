@@ -17,7 +17,8 @@ class RealToolkit : public ::testing::Test {
  protected:
   void SetUp() override {
     fs_ = make_real_filesystem();
-    if (!fs_->exists("/usr/local/cuda/bin/nvcc")) GTEST_SKIP() << "no CUDA toolkit at /usr/local/cuda";
+    if (!fs_->exists("/usr/local/cuda/bin/nvcc"))
+      GTEST_SKIP() << "no CUDA toolkit at /usr/local/cuda";
     auto kb = Kb::load_embedded();
     ASSERT_TRUE(kb) << kb.error().message;
     kb_ = *kb;
@@ -33,7 +34,8 @@ TEST_F(RealToolkit, VersionMatchesWhatNvccPrints) {
   ASSERT_TRUE(r) << r.error().message;
   ASSERT_EQ(r->exit_code, 0) << r->err;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(r->out, m, std::regex(R"(release (\d+)\.(\d+), V([\d.]+))"))) << r->out;
+  ASSERT_TRUE(std::regex_search(r->out, m, std::regex(R"(release (\d+)\.(\d+), V([\d.]+))")))
+      << r->out;
   ProbeContext ctx{*fs_, *env_, *kb_, Os::linux, true, "test"};
   LoaderConfig loader = read_loader_config(ctx);
   auto toolkits = probe_toolkits(ctx, loader);

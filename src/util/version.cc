@@ -25,8 +25,8 @@ std::optional<Version> Version::parse(std::string_view text) {
   if (parts.empty()) return std::nullopt;
   Version v(std::move(parts));
   size_t start = 0;
-  while (start < text.size() && (text[start] == ' ' || text[start] == '\t' || text[start] == 'v' ||
-                                 text[start] == 'V')) {
+  while (start < text.size() &&
+         (text[start] == ' ' || text[start] == '\t' || text[start] == 'v' || text[start] == 'V')) {
     ++start;
   }
   v.text_ = std::string(text.substr(start, i - start));

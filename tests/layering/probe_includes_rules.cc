@@ -1,3 +1,5 @@
 // Must NOT compile: probe sits below rules.
 #include "rules/finding.h"
-int main() { return 0; }
+int main() {
+  return 0;
+}

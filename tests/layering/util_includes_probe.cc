@@ -1,3 +1,5 @@
 // Must NOT compile: util is the bottom layer and cannot see probe/.
 #include "probe/facts.h"
-int main() { return 0; }
+int main() {
+  return 0;
+}
