@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <string_view>
 #include <unordered_set>
 
@@ -29,6 +30,17 @@ constexpr int64_t kDtStrsz = 10;
 constexpr int64_t kDtSoname = 14;
 constexpr int64_t kDtRpath = 15;
 constexpr int64_t kDtRunpath = 29;
+constexpr int64_t kDtHash = 4;
+constexpr int64_t kDtSymtab = 6;
+constexpr int64_t kDtSyment = 11;
+constexpr int64_t kDtGnuHash = 0x6ffffef5;
+constexpr int64_t kDtVerdef = 0x6ffffffc;
+constexpr int64_t kDtVerdefnum = 0x6ffffffd;
+constexpr int64_t kDtVerneed = 0x6ffffffe;
+constexpr int64_t kDtVerneednum = 0x6fffffff;
+constexpr uint32_t kShtDynsym = 11;
+constexpr uint64_t kMaxSymbols = 4u << 20;  // cuBLASLt has ~100k; 4M is absurd
+constexpr uint64_t kMaxVersionEntries = 4096;
 constexpr uint16_t kPnXnum = 0xffff;
 constexpr uint16_t kShnXindex = 0xffff;
 
@@ -299,7 +311,15 @@ struct DynEntry {
   uint64_t val;
 };
 
-Result<ElfInfo> read_dynamic(const ElfFile& f, ElfInfo info) {
+struct SymTags {
+  std::optional<uint64_t> symtab, syment, hash, gnu_hash, verneed, verneednum, verdef, verdefnum;
+};
+
+Result<void> read_symbols(const ElfFile& f, const std::vector<Phdr>& phdrs,
+                          const std::function<const Result<std::vector<Shdr>>&()>& secs,
+                          ByteView strtab, const SymTags& st, ElfInfo& info);
+
+Result<ElfInfo> read_dynamic(const ElfFile& f, ElfInfo info, bool with_symbols) {
   auto phdrs_r = f.program_headers();
   if (!phdrs_r) return std::unexpected(phdrs_r.error());
   const std::vector<Phdr>& phdrs = *phdrs_r;
@@ -338,6 +358,7 @@ Result<ElfInfo> read_dynamic(const ElfFile& f, ElfInfo info) {
   std::vector<DynEntry> entries;
   std::optional<uint64_t> strtab_addr;
   std::optional<uint64_t> strsz;
+  SymTags st;
   const uint64_t count = std::min<uint64_t>(dyn->size() / dyn_entsize, kMaxDynamicEntries);
   for (uint64_t i = 0; i < count; ++i) {
     const uint64_t o = i * dyn_entsize;
@@ -347,6 +368,14 @@ Result<ElfInfo> read_dynamic(const ElfFile& f, ElfInfo info) {
     switch (tag) {
       case kDtStrtab: strtab_addr = val; break;
       case kDtStrsz: strsz = val; break;
+      case kDtSymtab: st.symtab = val; break;
+      case kDtSyment: st.syment = val; break;
+      case kDtHash: st.hash = val; break;
+      case kDtGnuHash: st.gnu_hash = val; break;
+      case kDtVerneed: st.verneed = val; break;
+      case kDtVerneednum: st.verneednum = val; break;
+      case kDtVerdef: st.verdef = val; break;
+      case kDtVerdefnum: st.verdefnum = val; break;
       case kDtNeeded:
       case kDtSoname:
       case kDtRpath:
@@ -354,7 +383,7 @@ Result<ElfInfo> read_dynamic(const ElfFile& f, ElfInfo info) {
       default: break;
     }
   }
-  if (entries.empty()) return info;
+  if (entries.empty() && !with_symbols) return info;
 
   // Locate the string table: DT_STRTAB mapped through PT_LOAD, else .dynstr.
   std::optional<ByteView> strtab;
@@ -401,7 +430,10 @@ Result<ElfInfo> read_dynamic(const ElfFile& f, ElfInfo info) {
         if (sh.type == kShtStrtab) strtab = b.sub(sh.offset, sh.size);
       }
     }
-    if (!strtab) return f.err(strtab_problem);
+    if (!strtab) {
+      if (entries.empty()) return info;
+      return f.err(strtab_problem);
+    }
   }
 
   size_t total = 0;
@@ -428,7 +460,173 @@ Result<ElfInfo> read_dynamic(const ElfFile& f, ElfInfo info) {
       default: break;
     }
   }
+  if (with_symbols) {
+    std::function<const Result<std::vector<Shdr>>&()> sf = secs;
+    auto sr = read_symbols(f, phdrs, sf, *strtab, st, info);
+    if (!sr) return std::unexpected(sr.error());
+    info.symbols_read = true;
+  }
   return info;
+}
+
+// A table at a virtual address: mapped through PT_LOAD, `need` bytes checked.
+std::optional<ByteView> at_vaddr(const ElfFile& f, const std::vector<Phdr>& phdrs, uint64_t addr) {
+  auto m = vaddr_to_offset(phdrs, addr);
+  if (!m) return std::nullopt;
+  return f.bytes().sub(m->first, m->second);
+}
+
+// Number of .dynsym entries from DT_GNU_HASH: the highest symbol index any
+// bucket chain reaches, plus one.
+Result<uint64_t> gnu_hash_count(const ElfFile& f, ByteView h) {
+  const Reader r(h, f.header().is64, f.header().big);
+  if (h.size() < 16) return f.err("DT_GNU_HASH table truncated");
+  const uint64_t nbuckets = r.u32(0), symoffset = r.u32(4), bloom = r.u32(8);
+  const uint64_t word = f.header().is64 ? 8 : 4;
+  if (nbuckets > kMaxSymbols || bloom > kMaxSymbols) {
+    return f.err("DT_GNU_HASH table has an absurd bucket or bloom count");
+  }
+  const uint64_t buckets_off = 16 + bloom * word;
+  if (!h.in_bounds(buckets_off, nbuckets * 4)) return f.err("DT_GNU_HASH buckets past end of file");
+  uint64_t max_index = 0;
+  for (uint64_t i = 0; i < nbuckets; ++i)
+    max_index = std::max<uint64_t>(max_index, r.u32(buckets_off + i * 4));
+  if (max_index == 0) return symoffset;  // no hashed symbols
+  if (max_index < symoffset) return f.err("DT_GNU_HASH bucket points below symoffset");
+  const uint64_t chains_off = buckets_off + nbuckets * 4;
+  for (uint64_t idx = max_index; idx - max_index < kMaxSymbols; ++idx) {
+    const uint64_t o = chains_off + (idx - symoffset) * 4;
+    if (!h.in_bounds(o, 4)) return f.err("DT_GNU_HASH chain runs past end of file");
+    if (r.u32(o) & 1) return idx + 1;
+  }
+  return f.err("DT_GNU_HASH chain does not terminate");
+}
+
+Result<void> read_symbols(const ElfFile& f, const std::vector<Phdr>& phdrs,
+                          const std::function<const Result<std::vector<Shdr>>&()>& secs,
+                          ByteView strtab, const SymTags& st, ElfInfo& info) {
+  const bool is64 = f.header().is64;
+  const uint64_t entsize_min = is64 ? 24 : 16;
+  // Symbol table location and count: the SHT_DYNSYM section when present.
+  std::optional<ByteView> table;
+  uint64_t entsize = st.syment.value_or(entsize_min);
+  std::optional<uint64_t> count;
+  if (const auto& s = secs(); s) {
+    for (const Shdr& sh : *s) {
+      if (sh.type != kShtDynsym) continue;
+      table = f.bytes().sub(sh.offset, sh.size);
+      if (!table) return f.err("dynamic symbol table (.dynsym) extends past end of file");
+      count = sh.size / std::max<uint64_t>(entsize, 1);
+      break;
+    }
+  }
+  if (!table && st.symtab) {
+    table = at_vaddr(f, phdrs, *st.symtab);
+    if (!table) {
+      return f.err(
+          fmt::format("DT_SYMTAB address 0x{:x} is not inside any PT_LOAD segment", *st.symtab));
+    }
+    if (st.hash) {
+      auto h = at_vaddr(f, phdrs, *st.hash);
+      if (!h || h->size() < 8) return f.err("DT_HASH table is outside the file");
+      count = Reader(*h, is64, f.header().big).u32(4);  // nchain
+    } else if (st.gnu_hash) {
+      auto h = at_vaddr(f, phdrs, *st.gnu_hash);
+      if (!h) return f.err("DT_GNU_HASH table is outside the file");
+      auto c = gnu_hash_count(f, *h);
+      if (!c) return std::unexpected(c.error());
+      count = *c;
+    } else {
+      return f.err(
+          "DT_SYMTAB without DT_HASH, DT_GNU_HASH or a .dynsym section: symbol count unknown");
+    }
+  }
+  if (table && count) {
+    if (entsize < entsize_min) {
+      return f.err(
+          fmt::format("dynamic symbol entry size {} is smaller than {}", entsize, entsize_min));
+    }
+    if (*count > kMaxSymbols) return f.err(fmt::format("too many dynamic symbols ({})", *count));
+    if (!table->in_bounds(0, *count * entsize)) {
+      return f.err(
+          fmt::format("dynamic symbol table ({} entries) extends past end of file", *count));
+    }
+    const Reader r(*table, is64, f.header().big);
+    info.dynamic_symbols.reserve(static_cast<size_t>(*count));
+    for (uint64_t i = 1; i < *count; ++i) {
+      const uint64_t o = i * entsize;
+      const uint32_t name = r.u32(o);
+      const uint8_t sinfo = is64 ? r.u8(o + 4) : r.u8(o + 12);
+      const uint16_t shndx = is64 ? r.u16(o + 6) : r.u16(o + 14);
+      const uint8_t bind = sinfo >> 4, type = sinfo & 0xf;
+      if (bind != 1 && bind != 2 && bind != 10) continue;  // GLOBAL, WEAK, GNU_UNIQUE
+      auto n = strtab.cstring(name, kMaxDynString);
+      if (!n) {
+        return f.err(
+            fmt::format("dynamic symbol {} name offset {} is outside the string table", i, name));
+      }
+      if (n->empty()) continue;
+      info.dynamic_symbols.push_back(
+          ElfSymbol{std::string(*n), shndx != 0, bind == 2, type == 2 || type == 10});
+    }
+  }
+  // DT_VERNEED: Elf_Verneed {vn_version u16, vn_cnt u16, vn_file u32, vn_aux u32, vn_next u32}
+  // and Elf_Vernaux {hash u32, flags u16, other u16, name u32, next u32}; same in both classes.
+  if (st.verneed) {
+    auto v = at_vaddr(f, phdrs, *st.verneed);
+    if (!v) return f.err("DT_VERNEED table is outside the file");
+    const Reader r(*v, is64, f.header().big);
+    uint64_t off = 0;
+    const uint64_t n =
+        std::min<uint64_t>(st.verneednum.value_or(kMaxVersionEntries), kMaxVersionEntries);
+    for (uint64_t i = 0; i < n; ++i) {
+      if (!v->in_bounds(off, 16)) return f.err("DT_VERNEED entry extends past end of file");
+      auto file = strtab.cstring(r.u32(off + 4), kMaxDynString);
+      if (!file) return f.err("DT_VERNEED file name is outside the string table");
+      ElfVersionNeed need{std::string(*file), {}};
+      uint64_t aux = off + r.u32(off + 8);
+      const uint64_t cnt = std::min<uint64_t>(r.u16(off + 2), kMaxVersionEntries);
+      for (uint64_t j = 0; j < cnt; ++j) {
+        if (!v->in_bounds(aux, 16))
+          return f.err("DT_VERNEED auxiliary entry extends past end of file");
+        auto vn = strtab.cstring(r.u32(aux + 8), kMaxDynString);
+        if (!vn) return f.err("DT_VERNEED version name is outside the string table");
+        need.versions.emplace_back(*vn);
+        const uint32_t next = r.u32(aux + 12);
+        if (next == 0) break;
+        aux += next;
+      }
+      info.version_needs.push_back(std::move(need));
+      const uint32_t next = r.u32(off + 12);
+      if (next == 0) break;
+      off += next;
+    }
+  }
+  // DT_VERDEF: Elf_Verdef {version u16, flags u16, ndx u16, cnt u16, hash u32, aux u32, next u32},
+  // Elf_Verdaux {name u32, next u32}. The first aux entry is the version's name.
+  if (st.verdef) {
+    auto v = at_vaddr(f, phdrs, *st.verdef);
+    if (!v) return f.err("DT_VERDEF table is outside the file");
+    const Reader r(*v, is64, f.header().big);
+    uint64_t off = 0;
+    const uint64_t n =
+        std::min<uint64_t>(st.verdefnum.value_or(kMaxVersionEntries), kMaxVersionEntries);
+    for (uint64_t i = 0; i < n; ++i) {
+      if (!v->in_bounds(off, 20)) return f.err("DT_VERDEF entry extends past end of file");
+      if (r.u16(off + 6) > 0) {
+        const uint64_t aux = off + r.u32(off + 12);
+        if (!v->in_bounds(aux, 8))
+          return f.err("DT_VERDEF auxiliary entry extends past end of file");
+        auto vn = strtab.cstring(r.u32(aux), kMaxDynString);
+        if (!vn) return f.err("DT_VERDEF version name is outside the string table");
+        info.version_defs.emplace_back(*vn);
+      }
+      const uint32_t next = r.u32(off + 16);
+      if (next == 0) break;
+      off += next;
+    }
+  }
+  return {};
 }
 
 struct Region {
@@ -510,6 +708,11 @@ std::string elf_machine_name(uint16_t machine) {
 }
 
 Result<std::optional<ElfInfo>> parse_elf(ByteView bytes, const std::string& name) {
+  return parse_elf(bytes, name, ElfParseOptions{});
+}
+
+Result<std::optional<ElfInfo>> parse_elf(ByteView bytes, const std::string& name,
+                                         const ElfParseOptions& options) {
   auto f = open_elf(bytes, name);
   if (!f) return std::unexpected(f.error());
   if (!*f) return std::optional<ElfInfo>();
@@ -520,7 +723,7 @@ Result<std::optional<ElfInfo>> parse_elf(ByteView bytes, const std::string& name
   info.machine = h.machine;
   info.os_abi = h.os_abi;
   info.type = h.type;
-  auto full = read_dynamic(**f, std::move(info));
+  auto full = read_dynamic(**f, std::move(info), options.symbols);
   if (!full) return std::unexpected(full.error());
   return std::optional<ElfInfo>(std::move(*full));
 }

@@ -14,6 +14,20 @@
 
 namespace dlenv {
 
+// One .dynsym entry (global or weak; locals and the null symbol are skipped).
+struct ElfSymbol {
+  std::string name;
+  bool defined = false;   // st_shndx != SHN_UNDEF: exported; else imported
+  bool weak = false;      // STB_WEAK: an undefined weak import may stay unresolved
+  bool function = false;  // STT_FUNC / STT_GNU_IFUNC
+};
+
+// One DT_VERNEED entry: the versions this object needs from `file`.
+struct ElfVersionNeed {
+  std::string file;                   // vn_file, e.g. "libc.so.6"
+  std::vector<std::string> versions;  // vna_name, e.g. "GLIBC_2.34"
+};
+
 struct ElfInfo {
   bool is_64 = false;
   bool little_endian = true;
@@ -25,6 +39,18 @@ struct ElfInfo {
   std::optional<std::string> rpath;    // DT_RPATH, ':'-separated as stored
   std::optional<std::string> runpath;  // DT_RUNPATH
   bool has_dynamic = false;
+  // Only filled when parse_elf is asked for symbols (ElfParseOptions::symbols).
+  bool symbols_read = false;
+  std::vector<ElfSymbol> dynamic_symbols;     // .dynsym in table order
+  std::vector<ElfVersionNeed> version_needs;  // DT_VERNEED
+  std::vector<std::string> version_defs;      // DT_VERDEF names (the first is the soname)
+};
+
+struct ElfParseOptions {
+  // Also read .dynsym (exports and imports) and the DT_VERNEED/DT_VERDEF
+  // tables. The symbol count comes from the SHT_DYNSYM section, else DT_HASH,
+  // else DT_GNU_HASH.
+  bool symbols = false;
 };
 
 // "x86-64", "aarch64", "i386", ... or "machine 0xNN".
@@ -33,6 +59,8 @@ std::string elf_machine_name(uint16_t machine);
 // nullopt: not an ELF file (bad magic). Error: ELF magic but corrupt/truncated
 // headers (the message says which structure). `name` is used in messages.
 Result<std::optional<ElfInfo>> parse_elf(ByteView bytes, const std::string& name);
+Result<std::optional<ElfInfo>> parse_elf(ByteView bytes, const std::string& name,
+                                         const ElfParseOptions& options);
 
 // Scans the read-only data of an ELF for NUL-terminated strings that start with
 // `prefix` (e.g. "libcublasLt.so.") and returns the distinct ones found, in

@@ -10,9 +10,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -413,6 +415,91 @@ TEST(ElfOnDisk, CudnnAdvFindsCublasLt) {
   std::cout << '\n';
   RecordProperty("elf_find_strings_ms", std::to_string(ms));
   EXPECT_THAT(found, ::testing::Contains("libcublasLt.so.13"));
+}
+
+TEST(ElfOnDisk, DynamicSymbolsAndVersions) {
+  if (!std::filesystem::exists(DLENV_CXX_COMPILER)) GTEST_SKIP() << "no compiler";
+  const auto dir = test_tmp("syms");
+  std::ofstream(dir / "s.c") << "extern int imported_thing(void);\n"
+                                "extern int maybe_there(void) __attribute__((weak));\n"
+                                "int exported_fn(void) { return imported_thing() + "
+                                "(maybe_there ? maybe_there() : 0); }\n"
+                                "int exported_var = 3;\n"
+                                "static int local_fn(void) { return 1; }\n"
+                                "int use_local(void) { return local_fn(); }\n";
+  std::ofstream(dir / "v.map") << "VERS_1.0 { global: exported_fn; exported_var; use_local; "
+                                  "local: *; };\n";
+  for (const char* hash : {"gnu", "sysv"}) {
+    SCOPED_TRACE(hash);
+    const auto lib = dir / (std::string("libs-") + hash + ".so");
+    const std::string cmd = std::string(DLENV_CXX_COMPILER) + " -x c -shared -fPIC -o " +
+                            lib.string() + " " + (dir / "s.c").string() + " -Wl,--version-script," +
+                            (dir / "v.map").string() + " -Wl,--hash-style=" + hash +
+                            " -Wl,--allow-shlib-undefined 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    MappedFile f(lib.string());
+    ASSERT_TRUE(f.ok());
+    // Without the option, no symbols are read (doctor's fast path).
+    auto plain = parse_elf(f.view(), lib.string());
+    ASSERT_TRUE(plain && *plain);
+    EXPECT_FALSE((*plain)->symbols_read);
+    EXPECT_TRUE((*plain)->dynamic_symbols.empty());
+    auto r = parse_elf(f.view(), lib.string(), ElfParseOptions{.symbols = true});
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    ASSERT_TRUE(r->has_value());
+    const ElfInfo& i = **r;
+    EXPECT_TRUE(i.symbols_read);
+    auto find = [&](const std::string& n) -> const ElfSymbol* {
+      for (const auto& s : i.dynamic_symbols) {
+        if (s.name == n) return &s;
+      }
+      return nullptr;
+    };
+    ASSERT_NE(find("exported_fn"), nullptr);
+    EXPECT_TRUE(find("exported_fn")->defined);
+    EXPECT_TRUE(find("exported_fn")->function);
+    ASSERT_NE(find("exported_var"), nullptr);
+    EXPECT_FALSE(find("exported_var")->function);
+    ASSERT_NE(find("imported_thing"), nullptr);
+    EXPECT_FALSE(find("imported_thing")->defined);
+    EXPECT_FALSE(find("imported_thing")->weak);
+    ASSERT_NE(find("maybe_there"), nullptr);
+    EXPECT_TRUE(find("maybe_there")->weak);
+    EXPECT_EQ(find("local_fn"), nullptr);
+    EXPECT_THAT(i.version_defs, ::testing::Contains("VERS_1.0"));
+    // Tables read through DT_SYMTAB + DT_HASH/DT_GNU_HASH alone (no section
+    // headers) give the same symbols: strip the section header table.
+    std::ifstream in(lib, std::ios::binary);
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
+    ASSERT_GT(bytes.size(), 64u);
+    std::memset(bytes.data() + 40, 0, 8);  // e_shoff
+    std::memset(bytes.data() + 60, 0, 4);  // e_shnum, e_shstrndx
+    auto r2 =
+        parse_elf(ByteView(bytes.data(), bytes.size()), "noshdr", ElfParseOptions{.symbols = true});
+    ASSERT_TRUE(r2.has_value()) << r2.error().message;
+    ASSERT_TRUE(r2->has_value());
+    EXPECT_EQ((*r2)->dynamic_symbols.size(), i.dynamic_symbols.size());
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ElfOnDisk, LibcVersionNeedsOfARealLibrary) {
+  const std::string path = "/usr/local/cuda/lib64/libcudnn.so.9";
+  MappedFile f(path);
+  if (!f.ok()) GTEST_SKIP() << path << " not present";
+  auto r = parse_elf(f.view(), path, ElfParseOptions{.symbols = true});
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  ASSERT_TRUE(r->has_value());
+  bool exports_get_version = false;
+  for (const auto& s : (*r)->dynamic_symbols) {
+    if (s.name == "cudnnGetVersion" && s.defined) exports_get_version = true;
+  }
+  EXPECT_TRUE(exports_get_version);
+  bool needs_glibc = false;
+  for (const auto& n : (*r)->version_needs) {
+    if (n.file == "libc.so.6" && !n.versions.empty()) needs_glibc = true;
+  }
+  EXPECT_TRUE(needs_glibc);
 }
 
 }  // namespace

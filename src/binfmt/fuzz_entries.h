@@ -9,6 +9,7 @@
 
 #include "binfmt/elf.h"
 #include "binfmt/ldcache.h"
+#include "binfmt/pe.h"
 #include "util/bytes.h"
 
 namespace dlenv::fuzz {
@@ -34,6 +35,17 @@ inline uint64_t elf_one_input(const uint8_t* data, size_t size) {
     if (i.rpath) sink += touch(*i.rpath);
     if (i.runpath) sink += touch(*i.runpath);
   }
+  auto sym = parse_elf(bytes, "fuzz.so", ElfParseOptions{.symbols = true});
+  if (!sym) {
+    sink += touch(sym.error().message);
+  } else if (*sym) {
+    for (const auto& s : (*sym)->dynamic_symbols) sink += touch(s.name) + s.defined + s.weak;
+    for (const auto& n : (*sym)->version_needs) {
+      sink += touch(n.file);
+      for (const auto& v : n.versions) sink += touch(v);
+    }
+    for (const auto& v : (*sym)->version_defs) sink += touch(v);
+  }
   for (const auto& s : elf_find_strings(bytes, "lib")) sink += touch(s);
   for (const auto& s : elf_find_strings(bytes, "libcublasLt.so.", 4)) sink += touch(s);
   return sink;
@@ -57,6 +69,32 @@ inline uint64_t ldcache_one_input(const uint8_t* data, size_t size) {
       if (e) sink += touch(e->path);
     }
     if (const LdCacheEntry* e = c.find("libc.so.6")) sink += touch(e->path);
+  }
+  return sink;
+}
+
+inline uint64_t pe_one_input(const uint8_t* data, size_t size) {
+  const ByteView bytes(data, size);
+  uint64_t sink = 0;
+  auto r = parse_pe(bytes, "fuzz.dll");
+  if (!r) {
+    sink += touch(r.error().message);
+  } else if (*r) {
+    const PeInfo& i = **r;
+    sink += i.machine + i.is_64 + i.is_dll + i.characteristics + touch(pe_machine_name(i.machine));
+    for (const auto* list : {&i.imports, &i.delay_imports}) {
+      for (const auto& imp : *list) {
+        sink += touch(imp.dll);
+        for (const auto& f : imp.functions) sink += touch(f);
+      }
+    }
+    if (i.export_name) sink += touch(*i.export_name);
+    for (const auto& e : i.exports) {
+      sink += touch(e.name) + e.ordinal;
+      if (e.forwarder) sink += touch(*e.forwarder);
+    }
+    if (i.file_version) sink += touch(*i.file_version);
+    if (i.product_version) sink += touch(*i.product_version);
   }
   return sink;
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "binfmt/fuzz_entries.h"
+#include "binfmt/pe_test_builder.h"
 #include "binfmt/test_builders.h"
 
 namespace dlenv {
@@ -99,6 +100,21 @@ TEST(FuzzReplay, LdCacheCorpus) {
   replay_kind("ldcache", fuzz::ldcache_one_input, fuzz::elf_one_input);
 }
 
+TEST(FuzzReplay, PeCorpus) {
+  replay_kind("pe", fuzz::pe_one_input, fuzz::elf_one_input);
+}
+
+TEST(FuzzReplay, PeCorpusSeedsParse) {
+  for (const auto& f : seeds("pe")) {
+    const std::string name = f.filename().string();
+    if (name.starts_with("bad-") || name.starts_with("trunc-")) continue;
+    const auto b = read_file(f);
+    auto r = parse_pe(ByteView(b.data(), b.size()), name);
+    ASSERT_TRUE(r.has_value()) << name << ": " << r.error().message;
+    EXPECT_TRUE(r->has_value()) << name;
+  }
+}
+
 TEST(FuzzReplay, CorpusSeedsParse) {
   // The well-formed seeds (not named bad-*/trunc-*) must parse to a value.
   for (const auto& f : seeds("elf")) {
@@ -164,6 +180,33 @@ TEST(FuzzReplay, DISABLED_WriteSyntheticSeeds) {
     s.program_headers = true;
     s.strtab_mapped = false;
     write(elf / "syn-64le-strtab-unmapped.so", build_elf(s).bytes);
+  }
+  {
+    const fs::path pe = corpus_dir("pe");
+    fs::create_directories(pe);
+    for (bool is64 : {true, false}) {
+      PeSpec s;
+      s.is64 = is64;
+      s.machine = is64 ? 0x8664 : 0x14c;
+      s.imports = {{"KERNEL32.dll", {"LoadLibraryExW", "#12"}},
+                   {"cublasLt64_12.dll", {"cublasLtCreate"}}};
+      s.delay_imports = {{"nvcuda.dll", {"cuInit"}}};
+      s.export_name = "cudnn64_9.dll";
+      s.exports = {{"cudnnGetVersion", ""}, {"cudnnFwd", "cudnn_ops64_9.Fwd"}};
+      s.version_resource = true;
+      s.file_version[0] = 9;
+      s.file_version[3] = 70;
+      const auto img = build_pe(s).bytes;
+      const std::string n = is64 ? "syn-pe32plus.dll" : "syn-pe32.dll";
+      write(pe / n, img);
+      if (is64) {
+        write(pe / "trunc-syn-pe32plus.dll",
+              std::vector<uint8_t>(img.begin(), img.begin() + 0x300));
+        auto bad = img;
+        bad[0x86] = 0xff;  // NumberOfSections
+        write(pe / "bad-nsections.dll", bad);
+      }
+    }
   }
   const std::vector<CacheEntrySpec> entries = {
       {0x0303, "libcudnn.so.9", "/usr/lib/x86_64-linux-gnu/libcudnn.so.9", 0},
