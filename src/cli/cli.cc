@@ -35,6 +35,7 @@ struct DoctorOptions {
   bool verbose = false;
   bool no_color = false;
   bool no_live = false;
+  std::vector<std::string> python;  // --python PATH (repeatable)
 };
 
 struct ToolError {
@@ -126,6 +127,7 @@ int run_doctor(const CommonOptions& co, const DoctorOptions& o, std::ostream& ou
       setup->env_source};
   if (ctx.os != host_os()) ctx.live = false;
   ProbeOptions po;
+  po.python_paths = o.python;
   Facts facts = collect_facts(ctx, po);
   facts.tool_version = DLENV_VERSION;
   facts.root = co.root;
@@ -174,6 +176,9 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   doc->add_flag("-v,--verbose", doctor.verbose, "Show the source of every fact");
   doc->add_flag("--no-color", doctor.no_color, "No ANSI colours (NO_COLOR is honoured too)");
   doc->add_flag("--no-live", doctor.no_live, "Read files only: do not load NVML, libcuda or cuDNN");
+  doc->add_option("--python", doctor.python,
+                  "Also inspect this Python interpreter (repeatable; read from files, not run)")
+      ->type_name("PATH");
 
   std::string explain_id;
   bool explain_all = false, explain_md = false;

@@ -116,6 +116,10 @@ Facts collect_facts(const ProbeContext& ctx, const ProbeOptions& options) {
     f.timing.ms["cudnn_live"] = ms_since(t0);
   }
 
+  t0 = Clock::now();
+  f.python = probe_python(ctx, options);
+  f.timing.ms["python"] = ms_since(t0);
+
   if (live.valid()) {
     t0 = Clock::now();
     LiveResult r = live.get();

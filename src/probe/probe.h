@@ -29,7 +29,8 @@ struct ProbeOptions {
   std::vector<std::string> nvml_candidates;  // empty: the platform default
   std::vector<std::string> cuda_candidates;  // empty: the platform default
   bool nvidia_smi_fallback = true;
-  bool load_cudnn = true;  // call cudnnGetVersion on each copy (live only)
+  bool load_cudnn = true;                 // call cudnnGetVersion on each copy (live only)
+  std::vector<std::string> python_paths;  // --python PATH (repeatable)
 };
 
 // The dynamic loader's configuration as read from files (the root's own under --root).
@@ -59,6 +60,10 @@ std::vector<CudnnCopy> probe_cudnn(const ProbeContext& ctx, const LoaderConfig& 
 // Loads one copy for real (by its full path) and calls cudnnGetVersion /
 // cudnnGetCudartVersion. Live only.
 void probe_cudnn_live(const ProbeContext& ctx, CudnnCopy& copy);
+
+// Python environments (PATH, --python, VIRTUAL_ENV, conda, pyenv) and what is installed
+// in them, read from files only (probe/python.cc).
+std::vector<PythonEnv> probe_python(const ProbeContext& ctx, const ProbeOptions& options);
 
 // Everything, with the live NVML/libcuda work overlapped with the file probes.
 Facts collect_facts(const ProbeContext& ctx, const ProbeOptions& options);

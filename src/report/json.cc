@@ -182,6 +182,54 @@ json cudnn_json(const std::vector<CudnnCopy>& copies) {
   return arr;
 }
 
+json python_json(const std::vector<PythonEnv>& envs) {
+  json arr = json::array();
+  for (const PythonEnv& e : envs) {
+    json j;
+    j["interpreter"] = fact_json(e.interpreter);
+    j["prefix"] = e.prefix;
+    j["version"] = fact_json(e.version);
+    j["bits"] = fact_json(e.bits);
+    j["kind"] = e.kind;
+    j["source"] = strings_json(e.found_via);
+    j["site_packages"] = strings_json(e.site_packages);
+    json pk = json::array();
+    for (const PythonPackage& p : e.packages) {
+      pk.push_back(json{{"name", p.name},
+                        {"version", p.version},
+                        {"installer", p.installer},
+                        {"location", p.location},
+                        {"direct_url", p.direct_url},
+                        {"requires_nvidia", strings_json(p.requires_nvidia)},
+                        {"source", p.source}});
+    }
+    j["packages"] = pk;
+    json fw = json::array();
+    for (const FrameworkFacts& f : e.frameworks) {
+      fw.push_back(json{{"name", f.name},
+                        {"package", f.package},
+                        {"version", f.version},
+                        {"local_tag", f.local_tag},
+                        {"cuda_build", fact_json(f.cuda_build)},
+                        {"cuda", fact_json(f.cuda)},
+                        {"cudnn", fact_json(f.cudnn)},
+                        {"related_packages", strings_json(f.cuda_packages)}});
+    }
+    j["frameworks"] = fw;
+    json libs = json::array();
+    for (const PythonLibCopy& l : e.cuda_libs) {
+      libs.push_back(json{{"library", l.library},
+                          {"major", l.major},
+                          {"path", l.path},
+                          {"version", l.version},
+                          {"package", l.package}});
+    }
+    j["cuda_libraries"] = libs;
+    arr.push_back(std::move(j));
+  }
+  return arr;
+}
+
 json env_json(const EnvFacts& e) {
   json j;
   json vars = json::object();
@@ -230,7 +278,7 @@ nlohmann::ordered_json report_json(const Facts& facts, const std::vector<Finding
   j["toolkits"] = toolkits_json(facts.toolkits);
   j["cudnn"] = cudnn_json(facts.cudnn);
   j["libraries"] = json::array();
-  j["python"] = json::array();
+  j["python"] = python_json(facts.python);
   j["env"] = env_json(facts.env);
   j["findings"] = findings_json(findings);
   report_detail::Counts c = report_detail::count_findings(findings);

@@ -149,6 +149,24 @@ std::string cudnn_summary(const std::vector<CudnnCopy>& copies) {
   return join(parts, "; ");
 }
 
+std::string python_summary(const std::vector<PythonEnv>& envs) {
+  if (envs.empty()) return "no interpreter found";
+  std::vector<std::string> parts;
+  for (const PythonEnv& e : envs) {
+    std::string s = clean(e.interpreter.ok() ? *e.interpreter : e.prefix);
+    if (e.version.ok()) s += " (" + clean(*e.version) + ")";
+    std::vector<std::string> fws;
+    for (const auto& f : e.frameworks) {
+      std::string t = f.package + " " + f.version;
+      if (f.cuda.ok()) t += " CUDA " + *f.cuda;
+      fws.push_back(clean(t));
+    }
+    s += ": " + (fws.empty() ? std::string("no frameworks") : join(fws, ", "));
+    parts.push_back(s);
+  }
+  return join(parts, "; ");
+}
+
 std::string env_summary(const EnvFacts& e) {
   std::vector<std::string> parts;
   for (const auto& [name, value] : e.vars) {
@@ -173,9 +191,13 @@ std::string render_markdown(const Facts& facts, const std::vector<Finding>& find
 
   out += "| layer | summary |\n| --- | --- |\n";
   const std::pair<const char*, std::string> rows[] = {
-      {"Host", host_summary(facts.host)},    {"Driver", driver_summary(facts.driver)},
-      {"GPUs", gpu_summary(facts)},          {"CUDA toolkits", toolkit_summary(facts.toolkits)},
-      {"cuDNN", cudnn_summary(facts.cudnn)}, {"Environment", env_summary(facts.env)},
+      {"Host", host_summary(facts.host)},
+      {"Driver", driver_summary(facts.driver)},
+      {"GPUs", gpu_summary(facts)},
+      {"CUDA toolkits", toolkit_summary(facts.toolkits)},
+      {"cuDNN", cudnn_summary(facts.cudnn)},
+      {"Python", python_summary(facts.python)},
+      {"Environment", env_summary(facts.env)},
   };
   for (const auto& [layer, summary] : rows) {
     out += std::string("| ") + layer + " | " + md_text(summary) + " |\n";

@@ -329,6 +329,46 @@ void cudnn_section(Writer& w, const std::vector<CudnnCopy>& copies) {
   }
 }
 
+std::string framework_line(const FrameworkFacts& f) {
+  std::string s = f.package + " " + f.version;
+  if (f.cuda_build.ok()) s += *f.cuda_build ? ", CUDA build" : ", CPU build";
+  if (f.cuda.ok()) s += ", CUDA " + *f.cuda;
+  if (f.cudnn.ok()) s += ", cuDNN " + *f.cudnn;
+  if (!f.cuda_packages.empty()) s += " [" + join(f.cuda_packages, ", ") + "]";
+  return s;
+}
+
+void python_section(Writer& w, const std::vector<PythonEnv>& envs) {
+  w.heading("Python");
+  if (envs.empty()) w.line("  no Python interpreter found");
+  for (const PythonEnv& e : envs) {
+    w.line("  " + clean(e.interpreter.ok() ? *e.interpreter : e.prefix));
+    std::vector<Row> rows;
+    if (!e.interpreter.ok()) rows.push_back(fact_row("interpreter", e.interpreter));
+    rows.push_back(fact_row("version", e.version));
+    rows.push_back(fact_row("bits", e.bits));
+    if (!e.kind.empty()) rows.push_back({"kind", e.kind, {}});
+    add_list(rows, "found via", e.found_via, {}, "-");
+    add_list(rows, "site-packages", e.site_packages, {}, "none found");
+    if (e.frameworks.empty()) {
+      rows.push_back({"frameworks", "none installed", {}});
+    }
+    for (size_t i = 0; i < e.frameworks.size(); ++i) {
+      const auto& f = e.frameworks[i];
+      const std::string& src = f.cuda.ok() ? f.cuda.source : f.cuda_build.source;
+      rows.push_back({i == 0 ? "frameworks" : "", clean(framework_line(f)), src});
+    }
+    std::vector<std::string> libs;
+    for (const auto& l : e.cuda_libs) {
+      std::string s = l.path;
+      if (!l.package.empty()) s += " (" + l.package + " " + l.version + ")";
+      libs.push_back(s);
+    }
+    if (!libs.empty()) add_list(rows, "CUDA wheels", libs, {}, {});
+    w.rows(rows, 4);
+  }
+}
+
 void env_section(Writer& w, const EnvFacts& e) {
   w.heading("Environment");
   std::vector<Row> rows;
@@ -365,6 +405,7 @@ void facts_sections(Writer& w, const Facts& facts) {
   gpu_section(w, facts);
   toolkit_section(w, facts.toolkits);
   cudnn_section(w, facts.cudnn);
+  python_section(w, facts.python);
   env_section(w, facts.env);
   if (w.verbose()) timing_section(w, facts.timing);
 }

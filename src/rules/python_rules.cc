@@ -1,10 +1,804 @@
 // Rules over Python environments and frameworks (issue: "cuda available: False").
+// They read Facts::python (probe/python.cc) and the framework tables of the KB
+// (kb/pytorch.json, kb/tensorflow.json through Kb::file_text).
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <set>
+
 #include "rules/rules.h"
+#include "util/strings.h"
 
 namespace dlenv {
+namespace {
+
+using Findings = std::vector<Finding>;
+using Ctx = RuleContext;
+using json = nlohmann::json;
+
+Evidence ev(std::string fact, std::string source) {
+  return {std::move(fact), std::move(source)};
+}
+FixStep step(std::string text, std::string command = {}, const Ctx* c = nullptr) {
+  std::string shell = command.empty() ? "" : (c && c->os == Os::windows ? "powershell" : "sh");
+  return {std::move(text), std::move(command), shell};
+}
+Finding make(const char* id, Severity sev, std::string title) {
+  Finding x;
+  x.id = id;
+  x.severity = sev;
+  x.layer = "python";
+  x.title = std::move(title);
+  return x;
+}
+
+std::string env_name(const PythonEnv& e) {
+  return e.interpreter ? *e.interpreter : e.prefix;
+}
+// `<python> -m pip`, quoted when needed.
+std::string pip(const PythonEnv& e) {
+  std::string p = env_name(e);
+  if (p.find(' ') != std::string::npos) p = "\"" + p + "\"";
+  return p + " -m pip";
+}
+
+const PythonPackage* pkg(const PythonEnv& e, std::string_view name) {
+  for (const auto& p : e.packages) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+Evidence pkg_ev(const PythonPackage& p) {
+  std::string s = p.name + " " + p.version + " installed in " + p.location;
+  if (!p.installer.empty()) s += " (installer: " + p.installer + ")";
+  return ev(s, p.source);
+}
+
+bool gpu_present(const Facts& f) {
+  return !f.gpus.empty() || f.driver.kernel_module_version.ok() ||
+         f.driver.nvml_driver_version.ok();
+}
+
+// The newest CUDA the driver runs, with where that came from.
+struct DriverCuda {
+  Version cuda;
+  std::string source;
+  std::vector<int> minor_compat_majors;
+  bool confirmed = true;
+  Version driver;
+};
+std::optional<DriverCuda> driver_cuda(const Ctx& c) {
+  auto dv = c.f.driver.version();
+  if (!dv) return std::nullopt;
+  DriverCuda d;
+  d.driver = *dv;
+  auto support = c.kb.max_cuda_for_driver(*dv, c.os);
+  if (support) {
+    d.cuda = support->max_cuda;
+    d.source = "knowledge base: " + support->ref.source;
+    d.minor_compat_majors = support->minor_compat_majors;
+    d.confirmed = support->ref.confirmed;
+  }
+  if (c.f.driver.cuda_driver_version) {
+    d.cuda = Version::from_cuda_int(*c.f.driver.cuda_driver_version);
+    d.source = c.f.driver.cuda_driver_version.source;
+    d.confirmed = true;
+  }
+  if (d.cuda.empty()) return std::nullopt;
+  return d;
+}
+
+// "cu130" -> 13.0, "cu118" -> 11.8.
+std::optional<Version> variant_cuda(std::string_view v) {
+  if (!starts_with(v, "cu") || v.size() < 5) return std::nullopt;
+  auto n = parse_int(v.substr(2));
+  if (!n) return std::nullopt;
+  return Version{static_cast<int>(*n / 10), static_cast<int>(*n % 10)};
+}
+std::string variant_of(const Version& cuda) {
+  return "cu" + std::to_string(cuda.major()) + std::to_string(cuda.minor());
+}
+
+json kb_json(const Kb& kb, std::string_view name) {
+  auto text = kb.file_text(name);
+  if (!text) return json();
+  return json::parse(*text, nullptr, false);
+}
+
+// "2.1-2.5" / "2.11" contains torch 2.3?
+bool torch_range_has(const std::string& range, const Version& mm) {
+  auto parts = split(range, '-');
+  if (parts.empty()) return false;
+  auto lo = Version::parse(parts[0]);
+  auto hi = Version::parse(parts.size() > 1 ? parts[1] : parts[0]);
+  return lo && hi && !(mm < lo->truncated(2)) && !(hi->truncated(2) < mm);
+}
+
+// The torch release row (kb/pytorch.json releases[]) of a torch version.
+json torch_release(const json& kb, const Version& torch) {
+  if (!kb.is_object() || !kb.contains("releases")) return json();
+  std::string mm = std::to_string(torch.major()) + "." + std::to_string(torch.minor());
+  for (const auto& r : kb["releases"]) {
+    if (r.value("torch", "") == mm) return r;
+  }
+  return json();
+}
+
+// The CUDA variant to reinstall torch from: the newest the release publishes that the
+// driver runs (minor-version compatibility counts), else the newest of any release.
+std::string pick_torch_variant(const Ctx& c, const json& kb, const Version& torch) {
+  auto dc = driver_cuda(c);
+  json rel = torch_release(kb, torch);
+  std::vector<std::string> variants;
+  if (rel.is_object()) {
+    for (const auto& v : rel.value("cuda_variants", json::array())) variants.push_back(v);
+  } else if (kb.is_object() && kb.contains("releases") && !kb["releases"].empty()) {
+    for (const auto& v : kb["releases"][0].value("cuda_variants", json::array())) {
+      variants.push_back(v);
+    }
+  }
+  std::string best;
+  Version best_v;
+  for (const auto& v : variants) {
+    auto cv = variant_cuda(v);
+    if (!cv) continue;
+    bool runs = !dc || !(dc->cuda < *cv) ||
+                std::find(dc->minor_compat_majors.begin(), dc->minor_compat_majors.end(),
+                          cv->major()) != dc->minor_compat_majors.end();
+    if (runs && (best.empty() || best_v < *cv)) {
+      best = v;
+      best_v = *cv;
+    }
+  }
+  if (best.empty()) best = dc ? variant_of(dc->cuda) : "cu126";
+  return best;
+}
+
+std::string torch_reinstall(const PythonEnv& e, const std::string& torch_version,
+                            const std::string& variant) {
+  std::string base = torch_version.substr(0, torch_version.find('+'));
+  return pip(e) + " install --force-reinstall torch==" + base +
+         " torchvision torchaudio --index-url https://download.pytorch.org/whl/" + variant;
+}
+
+const FrameworkFacts* framework(const PythonEnv& e, std::string_view name) {
+  for (const auto& f : e.frameworks) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+// ---- torch ------------------------------------------------------------------
+
+void torch_cpu_build(const Ctx& c, Findings& out) {
+  if (!gpu_present(c.f)) return;  // a CPU build on a CPU-only machine is right
+  json kb = kb_json(c.kb, "pytorch.json");
+  for (const auto& e : c.f.python) {
+    const auto* t = framework(e, "torch");
+    if (!t) continue;
+    bool cpu = t->local_tag == "cpu" || (t->cuda_build.ok() && !*t->cuda_build);
+    if (!cpu || starts_with(t->local_tag, "rocm")) continue;
+    Finding x = make("torch-cpu-build-installed", Severity::error,
+                     "torch " + t->version + " in " + env_name(e) +
+                         " is a CPU-only build: torch.cuda.is_available() is False");
+    if (const auto* p = pkg(e, "torch")) x.evidence.push_back(pkg_ev(*p));
+    if (!t->cuda.ok() && !t->cuda.source.empty()) {
+      x.evidence.push_back(
+          ev("torch.version.cuda is None (" + t->cuda.reason + ")", t->cuda.source));
+    }
+    if (!c.f.gpus.empty() && c.f.gpus[0].name) {
+      x.evidence.push_back(ev("NVIDIA GPU present: " + *c.f.gpus[0].name, c.f.gpus[0].source));
+    }
+    std::string variant =
+        pick_torch_variant(c, kb, Version::parse(t->version).value_or(Version{2, 11}));
+    x.fix.push_back(
+        step("remove the CPU build", pip(e) + " uninstall -y torch torchvision torchaudio", &c));
+    x.fix.push_back(step("install the CUDA build (" + variant + ", which this driver runs)",
+                         torch_reinstall(e, t->version, variant), &c));
+    out.push_back(std::move(x));
+  }
+}
+
+void torch_companions_mixed(const Ctx& c, Findings& out) {
+  json kb = kb_json(c.kb, "pytorch.json");
+  for (const auto& e : c.f.python) {
+    const auto* torch = pkg(e, "torch");
+    if (!torch) continue;
+    std::vector<const PythonPackage*> set = {torch};
+    for (const char* n : {"torchvision", "torchaudio"}) {
+      if (const auto* p = pkg(e, n)) set.push_back(p);
+    }
+    if (set.size() < 2) continue;
+    std::set<std::string> tags;
+    for (const auto* p : set) {
+      std::string v = p->version;
+      auto plus = v.find('+');
+      tags.insert(plus == std::string::npos ? "" : v.substr(plus + 1));
+    }
+    if (tags.size() < 2) continue;
+    bool cpu_vs_cuda = tags.contains("cpu");
+    Finding x =
+        make("pip-replaced-cuda-torch-with-pypi-build",
+             cpu_vs_cuda ? Severity::error : Severity::warning,
+             "torch, torchvision and torchaudio in " + env_name(e) +
+                 " come from different builds (" + torch->version + " vs " + set[1]->version + ")");
+    for (const auto* p : set) x.evidence.push_back(pkg_ev(*p));
+    std::string variant;
+    for (const auto& t : tags) {
+      if (starts_with(t, "cu")) variant = t;
+    }
+    if (variant.empty()) {
+      variant = pick_torch_variant(c, kb, Version::parse(torch->version).value_or(Version{2, 11}));
+    }
+    x.fix.push_back(step("reinstall all three from the same PyTorch index",
+                         torch_reinstall(e, torch->version, variant), &c));
+    x.fix.push_back(step(
+        "later installs must keep that index, or pip replaces torch with the PyPI build again: "
+        "add `--index-url https://download.pytorch.org/whl/" +
+        variant + "` (or pin torch in a constraints file)"));
+    out.push_back(std::move(x));
+  }
+}
+
+void torch_driver_too_old(const Ctx& c, Findings& out) {
+  auto dc = driver_cuda(c);
+  if (!dc) return;
+  json kb = kb_json(c.kb, "pytorch.json");
+  for (const auto& e : c.f.python) {
+    const auto* t = framework(e, "torch");
+    if (!t || !t->cuda) continue;
+    auto tv = Version::parse(*t->cuda);
+    if (!tv) continue;
+    Version need = tv->truncated(2);
+    if (!(dc->cuda < need)) continue;
+    bool minor = std::find(dc->minor_compat_majors.begin(), dc->minor_compat_majors.end(),
+                           need.major()) != dc->minor_compat_majors.end();
+    Finding x =
+        make("torch-driver-too-old", minor ? Severity::warning : Severity::error,
+             minor ? "torch " + t->version + " (CUDA " + need.str() + ") runs on driver " +
+                         dc->driver.str() + " (CUDA " + dc->cuda.str() +
+                         ") only through minor-version compatibility"
+                   : "torch " + t->version + " in " + env_name(e) + " needs CUDA " + need.str() +
+                         ", driver " + dc->driver.str() + " supports only CUDA " + dc->cuda.str());
+    if (!dc->confirmed && x.severity == Severity::error) x.severity = Severity::warning;
+    x.confirmed = dc->confirmed;
+    x.evidence.push_back(ev("torch.version.cuda = " + *t->cuda, t->cuda.source));
+    x.evidence.push_back(
+        ev("driver " + dc->driver.str() + " supports CUDA " + dc->cuda.str(), dc->source));
+    if (auto need_drv = c.kb.min_driver_for_cuda(need, c.os, false)) {
+      x.fix.push_back(
+          step("install driver " + need_drv->str() + " or newer (CUDA " + need.str() + ")"));
+    }
+    std::string variant =
+        pick_torch_variant(c, kb, Version::parse(t->version).value_or(Version{2, 11}));
+    if (auto vc = variant_cuda(variant); vc && !(dc->cuda < *vc)) {
+      x.fix.push_back(
+          step("or install the torch build for CUDA " + vc->str() + " that this driver runs",
+               torch_reinstall(e, t->version, variant), &c));
+    }
+    out.push_back(std::move(x));
+  }
+}
+
+struct ArchList {
+  std::vector<Version> sass;
+  std::optional<Version> ptx;
+  std::string text;
+  std::string source;
+  bool confirmed = false;
+};
+
+// "5.0;6.0;9.0 (aarch64 ...)" / "7.5;...;12.0+PTX": the x86-64 list.
+ArchList parse_arch_list(std::string text) {
+  ArchList a;
+  a.text = text;
+  if (auto p = text.find(" ("); p != std::string::npos) text = text.substr(0, p);
+  if (auto p = text.find("aarch64"); p != std::string::npos) text = text.substr(0, p);
+  for (const auto& tok : split(text, ';')) {
+    std::string t(trim(tok));
+    bool ptx = ends_with(t, "+PTX");
+    if (ptx) t = t.substr(0, t.size() - 4);
+    auto v = Version::parse(t);
+    if (!v) continue;
+    a.sass.push_back(*v);
+    if (ptx) a.ptx = *v;
+  }
+  std::sort(a.sass.begin(), a.sass.end());
+  return a;
+}
+
+std::optional<ArchList> torch_arch_list(const json& kb, const Version& torch,
+                                        const std::string& variant) {
+  if (!kb.is_object() || !kb.contains("wheel_arch_lists")) return std::nullopt;
+  Version mm = torch.truncated(2);
+  for (const auto& r : kb["wheel_arch_lists"]) {
+    if (!torch_range_has(r.value("torch", ""), mm)) continue;
+    auto vs = split(r.value("variant", ""), '/');
+    if (std::find(vs.begin(), vs.end(), variant) == vs.end()) continue;
+    ArchList a = parse_arch_list(r.value("arch_list", ""));
+    a.source = r.value("source", "kb/pytorch.json");
+    a.confirmed = r.value("confirmed", false);
+    return a;
+  }
+  return std::nullopt;
+}
+
+bool arch_runs(const ArchList& a, const Version& cc) {
+  for (const auto& s : a.sass) {
+    if (s.major() == cc.major() && s.minor() <= cc.minor()) return true;
+  }
+  return a.ptx && !(cc < *a.ptx);
+}
+
+void torch_gpu_arch(const Ctx& c, Findings& out) {
+  json kb = kb_json(c.kb, "pytorch.json");
+  for (const auto& e : c.f.python) {
+    const auto* t = framework(e, "torch");
+    if (!t || !t->cuda) continue;
+    auto tv = Version::parse(t->version);
+    auto cv = Version::parse(*t->cuda);
+    if (!tv || !cv) continue;
+    std::string variant = starts_with(t->local_tag, "cu") ? t->local_tag : variant_of(*cv);
+    auto arch = torch_arch_list(kb, *tv, variant);
+    if (!arch || arch->sass.empty()) continue;
+    for (const auto& g : c.f.gpus) {
+      if (!g.visible || !g.compute_capability) continue;
+      const Version& cc = *g.compute_capability;
+      if (arch_runs(*arch, cc)) continue;
+      bool too_old = cc < arch->sass.front();
+      std::string gname = g.name ? *g.name : "GPU " + std::to_string(g.index);
+      Finding x =
+          make(too_old ? "gpu-too-old-for-wheel" : "no-kernel-image-new-gpu",
+               arch->confirmed ? Severity::error : Severity::warning,
+               gname + " (sm_" + std::to_string(cc.major()) + std::to_string(cc.minor()) +
+                   ") is not in the architectures of torch " + t->version + " (" + variant + ")");
+      x.confirmed = arch->confirmed;
+      x.evidence.push_back(
+          ev(gname + " compute capability " + cc.str(), g.compute_capability.source));
+      x.evidence.push_back(
+          ev("torch " + t->version + " " + variant + " wheels are built for " + arch->text,
+             "knowledge base kb/pytorch.json wheel_arch_lists: " + arch->source));
+      // Variants of the same release whose list includes this GPU.
+      std::vector<std::string> good;
+      json rel = torch_release(kb, *tv);
+      if (rel.is_object()) {
+        for (const auto& v : rel.value("cuda_variants", json::array())) {
+          auto a = torch_arch_list(kb, *tv, v.get<std::string>());
+          if (a && arch_runs(*a, cc)) good.push_back(v.get<std::string>());
+        }
+      }
+      if (!good.empty()) {
+        x.fix.push_back(step("install a torch " + tv->truncated(2).str() +
+                                 " build that includes sm_" + std::to_string(cc.major()) +
+                                 std::to_string(cc.minor()) + " (" + join(good, ", ") + ")",
+                             torch_reinstall(e, t->version, good.back()), &c));
+      } else if (too_old) {
+        x.fix.push_back(
+            step("use an older torch whose wheels still include this GPU (e.g. the cu126 builds "
+                 "cover 5.0-9.0), build torch from source with TORCH_CUDA_ARCH_LIST=" +
+                 cc.str() + ", or run on the CPU"));
+      } else {
+        x.fix.push_back(
+            step("install a newer torch built with a CUDA that supports this GPU "
+                 "(e.g. cu128 or newer for Blackwell)",
+                 pip(e) + " install --upgrade torch torchvision torchaudio "
+                          "--index-url https://download.pytorch.org/whl/cu130",
+                 &c));
+      }
+      out.push_back(std::move(x));
+    }
+  }
+}
+
+// "python": ">=3.10, <=3.14 (3.14t experimental)" -> [3.10, 3.14]
+std::optional<std::pair<Version, Version>> python_range(const std::string& s) {
+  std::optional<Version> lo, hi;
+  for (const auto& part : split(s, ',')) {
+    std::string p(trim(part));
+    if (starts_with(p, ">=")) lo = Version::parse(p.substr(2));
+    if (starts_with(p, "<=")) hi = Version::parse(p.substr(2));
+  }
+  if (!lo || !hi) {
+    auto d = split(s, '-');  // "3.10-3.13"
+    if (d.size() == 2) {
+      lo = Version::parse(d[0]);
+      hi = Version::parse(d[1]);
+    }
+  }
+  if (!lo || !hi) return std::nullopt;
+  return std::make_pair(lo->truncated(2), hi->truncated(2));
+}
+
+void python_version_unsupported(const Ctx& c, Findings& out) {
+  json pt = kb_json(c.kb, "pytorch.json");
+  json tf = kb_json(c.kb, "tensorflow.json");
+  for (const auto& e : c.f.python) {
+    if (!e.version) continue;
+    auto pv = Version::parse(*e.version);
+    if (!pv || pv->parts().size() < 2) continue;
+    Version py = pv->truncated(2);
+    for (const auto& fw : e.frameworks) {
+      auto fv = Version::parse(fw.version);
+      if (!fv) continue;
+      std::string range, source;
+      if (fw.name == "torch") {
+        json rel = torch_release(pt, *fv);
+        if (rel.is_object() && rel["python"].is_string()) {
+          range = rel["python"];
+          source = rel.value("source", "kb/pytorch.json");
+        }
+      } else if (fw.name == "tensorflow" && tf.is_object() && tf.contains("linux_gpu")) {
+        for (const auto& r : tf["linux_gpu"]) {
+          auto rv = Version::parse(r.value("tf_version", ""));
+          if (rv && rv->truncated(2) == fv->truncated(2) && r["python"].is_string()) {
+            range = r["python"];
+            source = r.value("source", "kb/tensorflow.json");
+            break;
+          }
+        }
+      }
+      auto rr = python_range(range);
+      if (!rr || (!(py < rr->first) && !(rr->second < py))) continue;
+      Finding x = make("python-version-unsupported-by-framework", Severity::warning,
+                       fw.name + " " + fw.version + " supports Python " + rr->first.str() + "-" +
+                           rr->second.str() + ", but " + env_name(e) + " is Python " +
+                           e.version.value.value());
+      x.evidence.push_back(ev("Python " + *e.version, e.version.source));
+      x.evidence.push_back(ev(fw.name + " " + fw.version + " supports Python " + range,
+                              "knowledge base: " + source));
+      x.fix.push_back(step("use a Python in " + rr->first.str() + "-" + rr->second.str() +
+                           " for this " + fw.name + " (a new venv or conda env), or upgrade " +
+                           fw.name + " to a release that supports Python " + py.str()));
+      out.push_back(std::move(x));
+    }
+  }
+}
+
+// ---- TensorFlow, JAX, Paddle, ONNX Runtime, CuPy, CTranslate2 ---------------
+
+void tf_gpu_package(const Ctx& c, Findings& out) {
+  for (const auto& e : c.f.python) {
+    const auto* p = pkg(e, "tensorflow-gpu");
+    if (!p) continue;
+    Finding x = make("tensorflow-gpu-package-removed", Severity::warning,
+                     "tensorflow-gpu " + p->version + " in " + env_name(e) +
+                         " is the discontinued package name");
+    x.evidence.push_back(pkg_ev(*p));
+    x.evidence.push_back(
+        ev("since Dec 2022 tensorflow-gpu on PyPI is an empty package that "
+           "fails to install; tensorflow itself has GPU support",
+           "failure catalog D20"));
+    x.fix.push_back(step("replace it",
+                         pip(e) + " uninstall -y tensorflow-gpu && " + pip(e) +
+                             (c.os == Os::windows ? " install \"tensorflow<2.11\""
+                                                  : " install 'tensorflow[and-cuda]'"),
+                         &c));
+    x.fix.push_back(step("and change tensorflow-gpu to tensorflow in requirements files"));
+    out.push_back(std::move(x));
+  }
+}
+
+void jax_cpu_only(const Ctx& c, Findings& out) {
+  if (!gpu_present(c.f)) return;
+  for (const auto& e : c.f.python) {
+    const auto* j = framework(e, "jax");
+    if (!j || !j->cuda_build.ok() || *j->cuda_build) continue;
+    Finding x = make("jax-cpu-only-jaxlib", Severity::error,
+                     "JAX " + j->version + " in " + env_name(e) +
+                         " has no CUDA plugin: it falls back to the CPU");
+    if (const auto* p = pkg(e, "jax")) x.evidence.push_back(pkg_ev(*p));
+    if (const auto* p = pkg(e, "jaxlib")) x.evidence.push_back(pkg_ev(*p));
+    x.evidence.push_back(ev("no jax-cuda12-plugin / jax-cuda13-plugin installed",
+                            e.site_packages.empty() ? e.prefix : e.site_packages[0]));
+    if (c.os == Os::windows) {
+      x.fix.push_back(
+          step("JAX publishes no CUDA builds for native Windows: use WSL2 and "
+               "install jax[cuda12] there"));
+    } else {
+      auto dc = driver_cuda(c);
+      std::string extra = dc && dc->cuda.major() >= 13 ? "cuda13" : "cuda12";
+      x.fix.push_back(step("install the CUDA plugin matching the driver",
+                           pip(e) + " install -U \"jax[" + extra + "]\"", &c));
+    }
+    out.push_back(std::move(x));
+  }
+}
+
+// System CUDA/cuDNN library directories that LD_LIBRARY_PATH puts first.
+std::vector<Evidence> ld_library_path_cuda_dirs(const Facts& f) {
+  std::vector<Evidence> out;
+  for (const auto& copy : f.cudnn) {
+    if (!copy.python_site.empty()) continue;
+    if (std::find(copy.found_via.begin(), copy.found_via.end(), "LD_LIBRARY_PATH") !=
+        copy.found_via.end()) {
+      std::string v = copy.library_version ? copy.library_version->str() : "?";
+      out.push_back(
+          ev("LD_LIBRARY_PATH puts cuDNN " + v + " in " + copy.dir + " first",
+             copy.library_version.source.empty() ? copy.dir : copy.library_version.source));
+    }
+  }
+  for (const auto& t : f.toolkits) {
+    if (t.active_ld_library_path) {
+      out.push_back(ev("LD_LIBRARY_PATH includes the CUDA " +
+                           (t.version ? t.version->str() : std::string("?")) + " libraries of " +
+                           t.root,
+                       f.env.source));
+    }
+  }
+  return out;
+}
+
+void jax_ld_library_path(const Ctx& c, Findings& out) {
+  if (c.os == Os::windows) return;
+  for (const auto& e : c.f.python) {
+    const auto* j = framework(e, "jax");
+    if (!j || !j->cuda_build.ok() || !*j->cuda_build || e.cuda_libs.empty()) continue;
+    auto dirs = ld_library_path_cuda_dirs(c.f);
+    if (dirs.empty()) continue;
+    Finding x = make("jax-ld-library-path-overrides-wheels", Severity::warning,
+                     "LD_LIBRARY_PATH puts system CUDA libraries ahead of the NVIDIA wheels JAX " +
+                         j->version + " in " + env_name(e) + " uses");
+    for (const auto& cp : j->cuda_packages) x.evidence.push_back(ev(cp + " installed", e.prefix));
+    x.evidence.push_back(ev("wheel copy " + e.cuda_libs[0].path, e.cuda_libs[0].path));
+    for (auto& d : dirs) x.evidence.push_back(std::move(d));
+    x.fix.push_back(step(
+        "start Python without the system CUDA directories",
+        "env -u LD_LIBRARY_PATH " + env_name(e) + " -c 'import jax; print(jax.devices())'", &c));
+    x.fix.push_back(
+        step("or remove the CUDA/cuDNN directories from LD_LIBRARY_PATH in your "
+             "shell profile / module setup"));
+    out.push_back(std::move(x));
+  }
+}
+
+void paddle_cpu(const Ctx& c, Findings& out) {
+  for (const auto& e : c.f.python) {
+    const auto* cpu = pkg(e, "paddlepaddle");
+    const auto* gpu = pkg(e, "paddlepaddle-gpu");
+    const auto* fw = framework(e, "paddle");
+    if (!fw) continue;
+    bool both = cpu && gpu;
+    bool cpu_only = (cpu && !gpu) || (fw->cuda_build.ok() && !*fw->cuda_build);
+    if (!both && !(cpu_only && gpu_present(c.f))) continue;
+    Finding x = make("paddle-cpu-package-installed", Severity::error,
+                     both ? "paddlepaddle (CPU) and paddlepaddle-gpu are both installed in " +
+                                env_name(e) + ": one overwrites the other's paddle module"
+                          : "the CPU build of PaddlePaddle is installed in " + env_name(e));
+    if (cpu) x.evidence.push_back(pkg_ev(*cpu));
+    if (gpu) x.evidence.push_back(pkg_ev(*gpu));
+    if (fw->cuda_build.ok()) {
+      x.evidence.push_back(
+          ev(std::string("paddle/version: with_gpu = ") + (*fw->cuda_build ? "ON" : "OFF"),
+             fw->cuda_build.source));
+    }
+    auto dc = driver_cuda(c);
+    std::string variant = dc && dc->cuda.major() >= 13 ? "cu130" : "cu126";
+    x.fix.push_back(
+        step("remove both packages", pip(e) + " uninstall -y paddlepaddle paddlepaddle-gpu", &c));
+    x.fix.push_back(step("install only the GPU package from Paddle's index (" + variant + ")",
+                         pip(e) +
+                             " install paddlepaddle-gpu -i "
+                             "https://www.paddlepaddle.org.cn/packages/stable/" +
+                             variant + "/",
+                         &c));
+    out.push_back(std::move(x));
+  }
+}
+
+void ort_both(const Ctx& c, Findings& out) {
+  for (const auto& e : c.f.python) {
+    const auto* cpu = pkg(e, "onnxruntime");
+    const auto* gpu = pkg(e, "onnxruntime-gpu");
+    if (!cpu || !gpu) continue;
+    Finding x = make("ort-cpu-and-gpu-packages-coexist", Severity::error,
+                     "onnxruntime and onnxruntime-gpu are both installed in " + env_name(e) +
+                         ": the CPU package can shadow the CUDA provider");
+    x.evidence.push_back(pkg_ev(*cpu));
+    x.evidence.push_back(pkg_ev(*gpu));
+    x.fix.push_back(step("uninstall both, then install only the GPU package",
+                         pip(e) + " uninstall -y onnxruntime onnxruntime-gpu && " + pip(e) +
+                             " install onnxruntime-gpu==" + gpu->version,
+                         &c));
+    out.push_back(std::move(x));
+  }
+}
+
+void cupy_multiple(const Ctx& c, Findings& out) {
+  for (const auto& e : c.f.python) {
+    const auto* cp = framework(e, "cupy");
+    if (!cp || cp->cuda_packages.size() < 2) continue;
+    Finding x = make("cupy-multiple-packages", Severity::error,
+                     "several CuPy packages are installed in " + env_name(e) + ": " +
+                         join(cp->cuda_packages, ", "));
+    for (const auto& p : e.packages) {
+      if (p.name == "cupy" || starts_with(p.name, "cupy-cuda")) x.evidence.push_back(pkg_ev(p));
+    }
+    auto dc = driver_cuda(c);
+    std::string keep = dc && dc->cuda.major() >= 13 ? "cupy-cuda13x" : "cupy-cuda12x";
+    std::string all;
+    for (const auto& p : e.packages) {
+      if (p.name == "cupy" || starts_with(p.name, "cupy-cuda")) all += " " + p.name;
+    }
+    x.fix.push_back(
+        step("uninstall all of them, then install exactly one for the driver's CUDA major",
+             pip(e) + " uninstall -y" + all + " && " + pip(e) + " install " + keep, &c));
+    out.push_back(std::move(x));
+  }
+}
+
+void cupy_major(const Ctx& c, Findings& out) {
+  auto dc = driver_cuda(c);
+  for (const auto& e : c.f.python) {
+    const auto* cp = framework(e, "cupy");
+    if (!cp || !cp->cuda) continue;
+    auto major = parse_int(*cp->cuda);
+    if (!major) continue;
+    int m = static_cast<int>(*major);
+    bool driver_short = dc && dc->cuda.major() < m;
+    bool runtime = false;
+    std::vector<Evidence> have;
+    for (const auto& l : e.cuda_libs) {
+      if (l.library == "cudart") {
+        runtime |= l.major == m;
+        have.push_back(ev("wheel libcudart.so." + std::to_string(l.major), l.path));
+      }
+    }
+    for (const auto& t : c.f.toolkits) {
+      if (!t.version) continue;
+      runtime |= t.version->major() == m;
+      have.push_back(ev("CUDA toolkit " + t.version->str() + " at " + t.root, t.version.source));
+    }
+    if (!driver_short && runtime) continue;
+    if (!driver_short && !gpu_present(c.f)) continue;
+    Finding x = make("cupy-cuda-major-mismatch", Severity::error,
+                     driver_short ? cp->package + " in " + env_name(e) + " needs CUDA " +
+                                        std::to_string(m) + ", driver " + dc->driver.str() +
+                                        " supports only CUDA " + dc->cuda.str()
+                                  : cp->package + " in " + env_name(e) + " needs a CUDA " +
+                                        std::to_string(m) + " runtime and none is installed");
+    x.evidence.push_back(
+        ev(cp->package + " " + cp->version + " is built for CUDA " + std::to_string(m) + ".x",
+           cp->cuda.source));
+    if (driver_short)
+      x.evidence.push_back(ev("driver supports CUDA " + dc->cuda.str(), dc->source));
+    for (auto& h : have) x.evidence.push_back(std::move(h));
+    if (have.empty()) {
+      x.evidence.push_back(ev("no CUDA toolkit and no nvidia-cuda-runtime wheel found", e.prefix));
+    }
+    if (driver_short) {
+      std::string fit = "cupy-cuda" + std::to_string(dc->cuda.major()) + "x";
+      x.fix.push_back(
+          step("install the CuPy package of the driver's CUDA major",
+               pip(e) + " uninstall -y " + cp->package + " && " + pip(e) + " install " + fit, &c));
+    } else {
+      x.fix.push_back(step("install the CUDA " + std::to_string(m) + " runtime libraries as wheels",
+                           pip(e) + " install \"" + cp->package + "[ctk]\"", &c));
+      x.fix.push_back(step("or install a CUDA " + std::to_string(m) +
+                           ".x toolkit and put its lib directory on the loader path"));
+    }
+    out.push_back(std::move(x));
+  }
+}
+
+void ctranslate2_cudnn(const Ctx& c, Findings& out) {
+  if (!gpu_present(c.f) || c.os == Os::windows) return;
+  for (const auto& e : c.f.python) {
+    const auto* ct = framework(e, "ctranslate2");
+    if (!ct) continue;
+    auto v = Version::parse(ct->version);
+    if (!v) continue;
+    int need = *v < Version{4, 5} ? 8 : 9;
+    bool system = false, wheel = false;
+    std::vector<Evidence> have;
+    for (const auto& copy : c.f.cudnn) {
+      if (!copy.python_site.empty()) continue;
+      system |= copy.major == need;
+      have.push_back(
+          ev("system cuDNN " + std::to_string(copy.major) + " at " + copy.dir, copy.library));
+    }
+    std::string wheel_dir;
+    for (const auto& l : e.cuda_libs) {
+      if (l.library != "cudnn") continue;
+      if (l.major == need) {
+        wheel = true;
+        wheel_dir = path_dirname(l.path);
+      }
+      have.push_back(
+          ev("wheel cuDNN " + std::to_string(l.major) + " (" + l.package + " " + l.version + ")",
+             l.path));
+    }
+    if (system) continue;
+    Finding x =
+        make("ctranslate2-cudnn8-vs-9", wheel ? Severity::warning : Severity::error,
+             "ctranslate2 " + ct->version + " in " + env_name(e) + " needs cuDNN " +
+                 std::to_string(need) +
+                 (wheel ? ", which is only in a pip wheel directory the loader does not search"
+                        : ", which is not installed"));
+    if (const auto* p = pkg(e, "ctranslate2")) x.evidence.push_back(pkg_ev(*p));
+    x.evidence.push_back(ev(std::string("ctranslate2 ") + (need == 8 ? "< 4.5" : ">= 4.5") +
+                                " loads cuDNN " + std::to_string(need),
+                            "failure catalog D17"));
+    for (auto& h : have) x.evidence.push_back(std::move(h));
+    if (wheel) {
+      x.fix.push_back(step("put the wheel's cuDNN on the loader path",
+                           "export LD_LIBRARY_PATH=" + wheel_dir + ":$LD_LIBRARY_PATH", &c));
+    } else if (need == 9) {
+      x.fix.push_back(step("install cuDNN 9 for CUDA 12 as a wheel and put it on the loader path",
+                           pip(e) + " install nvidia-cudnn-cu12", &c));
+    } else {
+      x.fix.push_back(step("use ctranslate2 >= 4.5 with cuDNN 9, or install cuDNN 8",
+                           pip(e) + " install -U 'ctranslate2>=4.5' nvidia-cudnn-cu12", &c));
+    }
+    out.push_back(std::move(x));
+  }
+}
+
+void pip_vs_system_cudnn(const Ctx& c, Findings& out) {
+  for (const auto& e : c.f.python) {
+    for (const auto& l : e.cuda_libs) {
+      if (l.library != "cudnn" || l.version.empty()) continue;
+      auto wv = Version::parse(l.version);
+      if (!wv) continue;
+      for (const auto& copy : c.f.cudnn) {
+        if (!copy.python_site.empty() || copy.major != l.major || !copy.library_version) continue;
+        bool ld = std::find(copy.found_via.begin(), copy.found_via.end(), "LD_LIBRARY_PATH") !=
+                  copy.found_via.end();
+        if (!ld) continue;
+        if (copy.library_version->truncated(3) == wv->truncated(3)) continue;
+        Finding x =
+            make("pip-cudnn-vs-system-cudnn-symbols", Severity::error,
+                 "LD_LIBRARY_PATH puts cuDNN " + copy.library_version->str() + " (" + copy.dir +
+                     ") ahead of the cuDNN " + l.version + " wheel of " + env_name(e));
+        x.evidence.push_back(ev("wheel " + l.package + " " + l.version + ": " + l.path, l.path));
+        x.evidence.push_back(ev("system cuDNN " + copy.library_version->str() + " in " + copy.dir +
+                                    ", on LD_LIBRARY_PATH",
+                                copy.library_version.source));
+        x.fix.push_back(step("remove " + copy.dir +
+                                 " from LD_LIBRARY_PATH (the frameworks find their wheel cuDNN "
+                                 "themselves)",
+                             "export LD_LIBRARY_PATH=$(echo \"$LD_LIBRARY_PATH\" | tr ':' '\\n' "
+                             "| grep -vx '" +
+                                 copy.dir + "' | paste -sd:)",
+                             &c));
+        x.fix.push_back(step("or make the versions equal",
+                             pip(e) + " install " + l.package + "==" + copy.library_version->str(),
+                             &c));
+        out.push_back(std::move(x));
+      }
+    }
+  }
+}
+
+}  // namespace
 
 const std::vector<Rule>& python_rules() {
-  static const std::vector<Rule> table = {};
+  static const std::vector<Rule> table = {
+      {{"torch-cpu-build-installed", "python", Severity::error, "", "", ""}, torch_cpu_build},
+      {{"pip-replaced-cuda-torch-with-pypi-build", "python", Severity::error, "", "", ""},
+       torch_companions_mixed},
+      {{"torch-driver-too-old", "python", Severity::error, "", "", ""}, torch_driver_too_old},
+      {{"no-kernel-image-new-gpu", "python", Severity::error, "", "", ""}, torch_gpu_arch},
+      {{"gpu-too-old-for-wheel", "python", Severity::error, "", "", ""}, nullptr},
+      {{"python-version-unsupported-by-framework", "python", Severity::warning,
+        "The Python version is outside the range the installed framework supports",
+        "Framework wheels are built for a range of Python versions (torch 2.11: 3.10-3.14). "
+        "An environment with a Python outside the range either cannot install that release "
+        "(pip picks an old one, or a CPU-only or source build) or runs a package that was never "
+        "tested with it.",
+        "Create the environment with a Python inside the framework's range, or install a "
+        "framework release that supports this Python."},
+       python_version_unsupported},
+      {{"tensorflow-gpu-package-removed", "python", Severity::warning, "", "", ""}, tf_gpu_package},
+      {{"jax-cpu-only-jaxlib", "python", Severity::error, "", "", ""}, jax_cpu_only},
+      {{"jax-ld-library-path-overrides-wheels", "python", Severity::warning, "", "", ""},
+       jax_ld_library_path},
+      {{"paddle-cpu-package-installed", "python", Severity::error, "", "", ""}, paddle_cpu},
+      {{"ort-cpu-and-gpu-packages-coexist", "python", Severity::error, "", "", ""}, ort_both},
+      {{"cupy-multiple-packages", "python", Severity::error, "", "", ""}, cupy_multiple},
+      {{"cupy-cuda-major-mismatch", "python", Severity::error, "", "", ""}, cupy_major},
+      {{"ctranslate2-cudnn8-vs-9", "python", Severity::error, "", "", ""}, ctranslate2_cudnn},
+      {{"pip-cudnn-vs-system-cudnn-symbols", "python", Severity::error, "", "", ""},
+       pip_vs_system_cudnn},
+  };
   return table;
 }
 

@@ -1,0 +1,652 @@
+// Python environments without running Python: interpreters from PATH, --python,
+// VIRTUAL_ENV, conda and pyenv; their site-packages; the dist-info of the
+// frameworks and NVIDIA wheels; the build facts the framework packages ship.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "binfmt/elf.h"
+#include "probe/probe.h"
+#include "util/strings.h"
+
+namespace dlenv {
+namespace {
+
+struct Candidate {
+  std::string interpreter;  // as given (may be a shim or a symlink)
+  std::string via;
+};
+
+std::string first_line(std::string_view text) {
+  auto lines = split_lines(text);
+  return lines.empty() ? std::string() : std::string(trim(lines[0]));
+}
+
+// "key = value" lines (pyvenv.cfg).
+std::map<std::string, std::string> parse_cfg(std::string_view text) {
+  std::map<std::string, std::string> out;
+  for (const auto& line : split_lines(text)) {
+    auto eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    out[to_lower(trim(std::string_view(line).substr(0, eq)))] =
+        std::string(trim(std::string_view(line).substr(eq + 1)));
+  }
+  return out;
+}
+
+std::string normalise_name(std::string_view n) {
+  std::string s = to_lower(n);
+  for (auto& ch : s) {
+    if (ch == '_' || ch == '.') ch = '-';
+  }
+  return s;
+}
+
+bool wanted_package(const std::string& n) {
+  static const std::set<std::string> exact = {"torch",
+                                              "torchvision",
+                                              "torchaudio",
+                                              "tensorflow",
+                                              "tensorflow-gpu",
+                                              "tensorflow-cpu",
+                                              "tensorflow-intel",
+                                              "tf-nightly",
+                                              "jax",
+                                              "jaxlib",
+                                              "paddlepaddle",
+                                              "paddlepaddle-gpu",
+                                              "onnxruntime",
+                                              "onnxruntime-gpu",
+                                              "ctranslate2",
+                                              "cupy",
+                                              "pytorch-triton",
+                                              "triton"};
+  return exact.contains(n) || starts_with(n, "nvidia-") || starts_with(n, "cupy-cuda") ||
+         starts_with(n, "jax-cuda") || starts_with(n, "tensorflow-");
+}
+
+// The string literal assigned to `key` in a Python source file: key = '...' or
+// key: Optional[str] = '...'. nullopt when absent; "" when assigned None.
+std::optional<std::string> py_assignment(std::string_view text, std::string_view key) {
+  for (const auto& line : split_lines(text)) {
+    std::string_view l = trim(line);
+    if (!starts_with(l, key)) continue;
+    std::string_view rest = l.substr(key.size());
+    if (rest.empty() || !(rest[0] == ' ' || rest[0] == '=' || rest[0] == ':')) continue;
+    auto eq = rest.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string_view v = trim(rest.substr(eq + 1));
+    if (starts_with(v, "None")) return std::string();
+    if (!v.empty() && (v[0] == '\'' || v[0] == '"')) {
+      char q = v[0];
+      auto end = v.find(q, 1);
+      if (end != std::string_view::npos) return std::string(v.substr(1, end - 1));
+    }
+    return std::string(v);
+  }
+  return std::nullopt;
+}
+
+// 'key': 'value' or 'key': True inside a dict literal (tensorflow build_info.py).
+std::optional<std::string> py_dict_value(std::string_view text, std::string_view key) {
+  for (const char q : {'\'', '"'}) {
+    std::string needle = std::string(1, q) + std::string(key) + std::string(1, q);
+    auto p = text.find(needle);
+    if (p == std::string_view::npos) continue;
+    std::string_view rest = text.substr(p + needle.size());
+    auto colon = rest.find(':');
+    if (colon == std::string_view::npos) continue;
+    rest = trim(rest.substr(colon + 1));
+    if (rest.empty()) continue;
+    if (rest[0] == '\'' || rest[0] == '"') {
+      auto end = rest.find(rest[0], 1);
+      if (end != std::string_view::npos) return std::string(rest.substr(1, end - 1));
+    }
+    size_t n = 0;
+    while (n < rest.size() && rest[n] != ',' && rest[n] != '}' && rest[n] != '\n') ++n;
+    return std::string(trim(rest.substr(0, n)));
+  }
+  return std::nullopt;
+}
+
+std::string local_tag(const std::string& version) {
+  auto p = version.find('+');
+  return p == std::string::npos ? std::string() : version.substr(p + 1);
+}
+
+class PythonProbe {
+ public:
+  PythonProbe(const ProbeContext& ctx, const ProbeOptions& options)
+      : ctx_(ctx), fs_(ctx.fs), options_(options) {}
+
+  std::vector<PythonEnv> run() {
+    for (const auto& c : candidates()) add(c);
+    return std::move(envs_);
+  }
+
+ private:
+  bool windows() const { return ctx_.os == Os::windows; }
+  char sep() const { return windows() ? ';' : ':'; }
+
+  std::string interpreter_in(const std::string& prefix) const {
+    if (windows()) return path_join(prefix, "python.exe");
+    for (const char* n : {"bin/python3", "bin/python"}) {
+      std::string p = path_join(prefix, n);
+      if (fs_.exists(p)) return p;
+    }
+    return path_join(prefix, "bin/python3");
+  }
+
+  std::vector<Candidate> candidates() const {
+    std::vector<Candidate> out;
+    for (const auto& p : options_.python_paths) out.push_back({p, "--python"});
+    if (auto v = ctx_.env.get("VIRTUAL_ENV"); v && !v->empty()) {
+      out.push_back({interpreter_in(*v), "VIRTUAL_ENV"});
+    }
+    if (auto v = ctx_.env.get("CONDA_PREFIX"); v && !v->empty()) {
+      out.push_back({interpreter_in(*v), "CONDA_PREFIX (active conda env)"});
+    }
+    if (auto p = ctx_.env.get("PATH")) {
+      std::vector<std::string> names = windows() ? std::vector<std::string>{"python.exe"}
+                                                 : std::vector<std::string>{"python3", "python"};
+      for (const auto& n : names) {
+        for (const auto& dir : split_path_list(*p, sep())) {
+          std::string cand = path_join(dir, n);
+          if (fs_.is_file(cand)) {
+            out.push_back({cand, "PATH (" + n + ")"});
+            break;  // the first one is what the shell runs
+          }
+        }
+      }
+    }
+    // conda: the root of CONDA_EXE, its envs/, and ~/.conda/environments.txt.
+    std::vector<std::string> conda_roots;
+    if (auto v = ctx_.env.get("CONDA_EXE"); v && !v->empty()) {
+      conda_roots.push_back(path_dirname(path_dirname(*v)));
+    }
+    std::optional<std::string> home = ctx_.env.get(windows() ? "USERPROFILE" : "HOME");
+    if (home && !home->empty()) {
+      for (const char* d : {"miniconda3", "anaconda3", "miniforge3", "mambaforge"}) {
+        std::string r = path_join(*home, d);
+        if (fs_.is_dir(path_join(r, "conda-meta"))) conda_roots.push_back(r);
+      }
+    }
+    for (const auto& root : conda_roots) {
+      out.push_back({interpreter_in(root), "conda base " + root});
+      if (auto entries = fs_.list_dir(path_join(root, "envs"))) {
+        for (const auto& e : *entries) {
+          out.push_back({interpreter_in(path_join(path_join(root, "envs"), e.name)),
+                         "conda env (" + path_join(root, "envs") + ")"});
+        }
+      }
+    }
+    if (home && !home->empty()) {
+      std::string list = path_join(*home, ".conda/environments.txt");
+      if (auto text = fs_.read_file(list)) {
+        for (const auto& line : split_lines(*text)) {
+          std::string prefix(trim(line));
+          if (!prefix.empty()) out.push_back({interpreter_in(prefix), "conda env (" + list + ")"});
+        }
+      }
+      std::string pyenv_root = ctx_.env.get("PYENV_ROOT").value_or(path_join(*home, ".pyenv"));
+      if (auto entries = fs_.list_dir(path_join(pyenv_root, "versions"))) {
+        for (const auto& e : *entries) {
+          out.push_back({interpreter_in(path_join(path_join(pyenv_root, "versions"), e.name)),
+                         "pyenv versions (" + path_join(pyenv_root, "versions") + ")"});
+        }
+      }
+    }
+    return out;
+  }
+
+  // pyenv shims are shell scripts: resolve to the selected version's interpreter.
+  std::string resolve_shim(const std::string& interp) const {
+    auto p = interp.find("/shims/");
+    if (p == std::string::npos || !contains(interp, "pyenv")) return interp;
+    std::string root = interp.substr(0, p);
+    std::string version = ctx_.env.get("PYENV_VERSION").value_or("");
+    if (version.empty()) {
+      if (auto text = fs_.read_file(path_join(root, "version"))) version = first_line(*text);
+    }
+    version = split(version, ':').empty() ? version : split(version, ':')[0];
+    if (version.empty() || version == "system") return interp;
+    return path_join(path_join(path_join(root, "versions"), version),
+                     "bin/" + path_basename(interp));
+  }
+
+  void add(const Candidate& c) {
+    std::string interp = resolve_shim(c.interpreter);
+    if (!fs_.exists(interp)) {
+      if (c.via == "--python") {
+        PythonEnv e;
+        e.interpreter = Fact<std::string>::unknown(FactStatus::not_found,
+                                                   "no such file: " + c.interpreter, "--python");
+        e.found_via.push_back(c.via);
+        envs_.push_back(std::move(e));
+      }
+      return;
+    }
+    std::string prefix = windows() ? path_dirname(interp) : path_dirname(path_dirname(interp));
+    // A system interpreter reached through a symlink (/bin -> /usr/bin): key by real prefix.
+    std::string key = fs_.real_path(prefix).value_or(prefix);
+    std::string via = c.via;
+    if (interp != c.interpreter) via += " -> " + interp;
+    if (auto it = by_prefix_.find(key); it != by_prefix_.end()) {
+      auto& fv = envs_[it->second].found_via;
+      if (std::find(fv.begin(), fv.end(), via) == fv.end()) fv.push_back(via);
+      return;
+    }
+    PythonEnv e;
+    e.interpreter = Fact<std::string>::known(interp, c.via);
+    e.prefix = prefix;
+    e.found_via.push_back(via);
+    describe(e);
+    find_site_packages(e);
+    read_packages(e);
+    frameworks(e);
+    cuda_libs(e);
+    by_prefix_[key] = envs_.size();
+    envs_.push_back(std::move(e));
+  }
+
+  void describe(PythonEnv& e) {
+    const std::string interp = *e.interpreter;
+    std::string cfg_path = path_join(e.prefix, "pyvenv.cfg");
+    if (auto text = fs_.read_file(cfg_path)) {
+      e.kind = "venv";
+      auto cfg = parse_cfg(*text);
+      for (const char* k : {"version_info", "version"}) {
+        if (cfg.contains(k) && !cfg[k].empty()) {
+          e.version = Fact<std::string>::known(cfg[k], cfg_path);
+          break;
+        }
+      }
+      venv_home_ = cfg.contains("home") ? cfg["home"] : "";
+      venv_system_site_ = cfg.contains("include-system-site-packages") &&
+                          to_lower(cfg["include-system-site-packages"]) == "true";
+    } else {
+      venv_home_.clear();
+      venv_system_site_ = false;
+      std::string meta = path_join(e.prefix, "conda-meta");
+      if (fs_.is_dir(meta)) {
+        e.kind = "conda";
+        if (auto entries = fs_.list_dir(meta)) {
+          for (const auto& x : *entries) {
+            if (starts_with(x.name, "python-") && ends_with(x.name, ".json") && x.name.size() > 7 &&
+                std::isdigit(static_cast<unsigned char>(x.name[7]))) {
+              std::string v = x.name.substr(7);
+              v = v.substr(0, v.find('-'));
+              e.version = Fact<std::string>::known(v, path_join(meta, x.name));
+            }
+          }
+        }
+      } else if (contains(e.prefix, "/.pyenv/versions/") || contains(e.prefix, "pyenv/versions/")) {
+        e.kind = "pyenv";
+        std::string name = path_basename(e.prefix);
+        if (Version::parse(name)) {
+          e.version = Fact<std::string>::known(name, "pyenv version directory " + e.prefix);
+        }
+      } else {
+        e.kind = "system";
+      }
+    }
+    if (!e.version && !windows()) {
+      // python3 -> python3.12: the version in the link target's name.
+      if (auto target = fs_.read_link(interp)) {
+        std::string b = path_basename(*target);
+        if (starts_with(b, "python") && Version::parse(b.substr(6))) {
+          e.version = Fact<std::string>::known(b.substr(6), "symlink " + interp + " -> " + *target);
+        }
+      }
+    }
+    if (!e.version && !windows()) {
+      if (auto entries = fs_.list_dir(path_join(e.prefix, "lib"))) {
+        for (const auto& x : *entries) {
+          if (starts_with(x.name, "python3.") &&
+              fs_.is_dir(path_join(path_join(e.prefix, "lib"), x.name + "/site-packages"))) {
+            e.version = Fact<std::string>::known(
+                x.name.substr(6), "directory " + path_join(path_join(e.prefix, "lib"), x.name));
+          }
+        }
+      }
+    }
+    if (!e.version) {
+      e.version = Fact<std::string>::unknown(
+          FactStatus::not_found, "no pyvenv.cfg, conda-meta or lib/python3.X found", e.prefix);
+    }
+    // Bitness from the executable's header (ELF; PE is left to the PE reader).
+    std::string real = fs_.real_path(interp).value_or(interp);
+    if (windows()) {
+      e.bits = Fact<int>::unknown(FactStatus::not_supported, "PE header not read", real);
+    } else if (auto mapped = fs_.map_file(real)) {
+      auto elf = parse_elf((*mapped)->bytes(), real);
+      if (elf && *elf) {
+        e.bits = Fact<int>::known((**elf).is_64 ? 64 : 32, "ELF header of " + real);
+      } else {
+        e.bits = Fact<int>::unknown(FactStatus::error, "not an ELF executable", real);
+      }
+    } else {
+      e.bits = Fact<int>::unknown(FactStatus::error, mapped.error().message, real);
+    }
+  }
+
+  std::string major_minor(const PythonEnv& e) const {
+    if (!e.version) return "";
+    auto v = Version::parse(*e.version);
+    if (!v) return "";
+    return std::to_string(v->major()) + "." + std::to_string(v->minor());
+  }
+
+  void site_dirs_of(const std::string& prefix, const std::string& mm,
+                    std::vector<std::string>& out) const {
+    if (windows()) {
+      out.push_back(path_join(prefix, "Lib/site-packages"));
+      return;
+    }
+    if (!mm.empty()) {
+      out.push_back(path_join(prefix, "lib/python" + mm + "/site-packages"));
+      if (prefix == "/usr") {
+        out.push_back("/usr/local/lib/python" + mm + "/dist-packages");
+        out.push_back("/usr/lib/python3/dist-packages");
+        out.push_back("/usr/lib/python" + mm + "/dist-packages");
+      }
+    } else if (auto entries = fs_.list_dir(path_join(prefix, "lib"))) {
+      for (const auto& x : *entries) {
+        if (starts_with(x.name, "python3")) {
+          out.push_back(path_join(path_join(prefix, "lib"), x.name + "/site-packages"));
+        }
+      }
+    }
+  }
+
+  void find_site_packages(PythonEnv& e) {
+    std::string mm = major_minor(e);
+    std::vector<std::string> dirs;
+    // User site first: Python puts ~/.local ahead of the system site (not in venvs).
+    if (e.kind != "venv" || venv_system_site_) {
+      if (auto home = ctx_.env.get("HOME"); home && !home->empty() && !mm.empty() && !windows()) {
+        dirs.push_back(path_join(*home, ".local/lib/python" + mm + "/site-packages"));
+      }
+    }
+    site_dirs_of(e.prefix, mm, dirs);
+    if (e.kind == "venv" && venv_system_site_ && !venv_home_.empty()) {
+      site_dirs_of(windows() ? venv_home_ : path_dirname(venv_home_), mm, dirs);
+    }
+    std::set<std::string> seen;
+    for (const auto& d : dirs) {
+      if (fs_.is_dir(d) && seen.insert(fs_.real_path(d).value_or(d)).second) {
+        e.site_packages.push_back(d);
+      }
+    }
+  }
+
+  void read_packages(PythonEnv& e) {
+    std::set<std::string> seen;
+    for (const auto& site : e.site_packages) {
+      auto entries = fs_.list_dir(site);
+      if (!entries) continue;
+      for (const auto& x : *entries) {
+        bool dist = ends_with(x.name, ".dist-info");
+        bool egg = ends_with(x.name, ".egg-info");
+        if (!dist && !egg) continue;
+        std::string stem = x.name.substr(0, x.name.size() - 10);
+        auto dash = stem.find('-');
+        std::string name = normalise_name(stem.substr(0, dash));
+        if (!wanted_package(name) || seen.contains(name)) continue;
+        seen.insert(name);
+        PythonPackage p;
+        p.name = name;
+        p.location = site;
+        if (dash != std::string::npos) {
+          std::string v = stem.substr(dash + 1);
+          p.version = v.substr(0, v.find('-'));  // egg-info: name-1.0-py3.11
+        }
+        std::string dir = path_join(site, x.name);
+        p.source = dir;
+        std::string meta = path_join(dir, dist ? "METADATA" : "PKG-INFO");
+        if (auto text = fs_.read_file(meta, 256 * 1024)) {
+          p.source = meta;
+          for (const auto& line : split_lines(*text)) {
+            if (trim(line).empty()) break;  // end of the headers
+            if (starts_with(line, "Name: ")) p.name = normalise_name(trim(line.substr(6)));
+            if (starts_with(line, "Version: ")) p.version = std::string(trim(line.substr(9)));
+            if (starts_with(line, "Requires-Dist: ")) {
+              std::string req(trim(line.substr(15)));
+              if (starts_with(to_lower(req), "nvidia-")) p.requires_nvidia.push_back(req);
+            }
+          }
+        }
+        if (auto inst = fs_.read_file(path_join(dir, "INSTALLER"), 4096)) {
+          p.installer = first_line(*inst);
+        }
+        if (auto du = fs_.read_file(path_join(dir, "direct_url.json"), 65536)) {
+          if (auto url = py_dict_value(*du, "url")) p.direct_url = *url;
+        }
+        e.packages.push_back(std::move(p));
+      }
+    }
+  }
+
+  static const PythonPackage* pkg(const PythonEnv& e, std::string_view name) {
+    for (const auto& p : e.packages) {
+      if (p.name == name) return &p;
+    }
+    return nullptr;
+  }
+
+  void frameworks(PythonEnv& e) {
+    if (const auto* p = pkg(e, "torch")) {
+      FrameworkFacts f;
+      f.name = "torch";
+      f.package = p->name;
+      f.version = p->version;
+      f.local_tag = local_tag(p->version);
+      std::string vp = path_join(p->location, "torch/version.py");
+      if (auto text = fs_.read_file(vp, 65536)) {
+        if (auto v = py_assignment(*text, "__version__"); v && !v->empty()) {
+          f.version = *v;
+          f.local_tag = local_tag(*v);
+        }
+        auto cuda = py_assignment(*text, "cuda");
+        auto hip = py_assignment(*text, "hip");
+        if (cuda && !cuda->empty()) {
+          f.cuda = Fact<std::string>::known(*cuda, vp);
+          f.cuda_build = Fact<bool>::known(true, vp);
+        } else if (cuda) {
+          f.cuda = Fact<std::string>::unknown(FactStatus::not_found, "cuda = None", vp);
+          f.cuda_build = Fact<bool>::known(false, vp);
+          if (hip && !hip->empty()) f.local_tag = f.local_tag.empty() ? "rocm" : f.local_tag;
+        }
+      } else {
+        f.cuda = Fact<std::string>::unknown(FactStatus::not_found, "no torch/version.py", vp);
+      }
+      if (const auto* c = pkg(e, "nvidia-cudnn-cu13") ? pkg(e, "nvidia-cudnn-cu13")
+                                                      : pkg(e, "nvidia-cudnn-cu12")) {
+        f.cudnn = Fact<std::string>::known(c->version, c->source);
+      }
+      for (const char* comp : {"torchvision", "torchaudio"}) {
+        if (const auto* q = pkg(e, comp)) f.cuda_packages.push_back(q->name + " " + q->version);
+      }
+      e.frameworks.push_back(std::move(f));
+    }
+    for (const char* tfname :
+         {"tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tensorflow-intel", "tf-nightly"}) {
+      const auto* p = pkg(e, tfname);
+      if (!p) continue;
+      FrameworkFacts f;
+      f.name = "tensorflow";
+      f.package = p->name;
+      f.version = p->version;
+      f.local_tag = local_tag(p->version);
+      std::string bi = path_join(p->location, "tensorflow/python/platform/build_info.py");
+      if (auto text = fs_.read_file(bi, 65536)) {
+        if (auto v = py_dict_value(*text, "cuda_version"); v && !v->empty()) {
+          f.cuda = Fact<std::string>::known(*v, bi);
+        }
+        if (auto v = py_dict_value(*text, "cudnn_version"); v && !v->empty()) {
+          f.cudnn = Fact<std::string>::known(*v, bi);
+        }
+        if (auto v = py_dict_value(*text, "is_cuda_build")) {
+          f.cuda_build = Fact<bool>::known(*v == "True", bi);
+        }
+      } else if (p->name != "tensorflow-gpu") {
+        f.cuda = Fact<std::string>::unknown(FactStatus::not_found, "no build_info.py", bi);
+      }
+      for (const auto& q : e.packages) {
+        if (starts_with(q.name, "nvidia-")) f.cuda_packages.push_back(q.name + " " + q.version);
+      }
+      e.frameworks.push_back(std::move(f));
+      break;
+    }
+    const auto* jax = pkg(e, "jax");
+    const auto* jaxlib = pkg(e, "jaxlib");
+    if (jax || jaxlib) {
+      FrameworkFacts f;
+      f.name = "jax";
+      f.package = jax ? "jax" : "jaxlib";
+      f.version = jax ? jax->version : jaxlib->version;
+      if (jaxlib) f.local_tag = local_tag(jaxlib->version);
+      bool gpu = contains(f.local_tag, "cuda");
+      for (const auto& q : e.packages) {
+        if (starts_with(q.name, "jax-cuda")) {
+          f.cuda_packages.push_back(q.name + " " + q.version);
+          gpu = true;
+          // jax-cuda12-plugin -> "12"
+          std::string major = q.name.substr(8, q.name.find('-', 8) - 8);
+          if (!f.cuda) f.cuda = Fact<std::string>::known(major, q.source);
+        }
+      }
+      if (jaxlib && !f.cuda && contains(f.local_tag, "cuda")) {
+        std::string t = f.local_tag.substr(f.local_tag.find("cuda") + 4);
+        f.cuda = Fact<std::string>::known(t.substr(0, t.find('.')), jaxlib->source);
+      }
+      f.cuda_build = Fact<bool>::known(
+          gpu, jaxlib ? jaxlib->source + " + jax-cuda* plugin packages" : "jax-cuda* packages");
+      e.frameworks.push_back(std::move(f));
+    }
+    const auto* pd = pkg(e, "paddlepaddle-gpu");
+    const auto* pc = pkg(e, "paddlepaddle");
+    if (pd || pc) {
+      FrameworkFacts f;
+      f.name = "paddle";
+      const auto* p = pd ? pd : pc;
+      f.package = p->name;
+      f.version = p->version;
+      f.local_tag = local_tag(p->version);
+      if (pd) f.cuda_packages.push_back(pd->name + " " + pd->version);
+      if (pc) f.cuda_packages.push_back(pc->name + " " + pc->version);
+      std::string vf = path_join(p->location, "paddle/version/__init__.py");
+      if (auto text = fs_.read_file(vf, 65536)) {
+        if (auto v = py_assignment(*text, "with_gpu")) {
+          f.cuda_build = Fact<bool>::known(*v == "ON" || *v == "True", vf);
+        }
+        if (auto v = py_assignment(*text, "cuda_version"); v && !v->empty() && *v != "False") {
+          f.cuda = Fact<std::string>::known(*v, vf);
+        }
+        if (auto v = py_assignment(*text, "cudnn_version"); v && !v->empty() && *v != "False") {
+          f.cudnn = Fact<std::string>::known(*v, vf);
+        }
+      }
+      e.frameworks.push_back(std::move(f));
+    }
+    const auto* og = pkg(e, "onnxruntime-gpu");
+    const auto* oc = pkg(e, "onnxruntime");
+    if (og || oc) {
+      FrameworkFacts f;
+      f.name = "onnxruntime";
+      const auto* p = og ? og : oc;
+      f.package = p->name;
+      f.version = p->version;
+      if (og) f.cuda_packages.push_back(og->name + " " + og->version);
+      if (oc) f.cuda_packages.push_back(oc->name + " " + oc->version);
+      std::string prov =
+          path_join(p->location, windows() ? "onnxruntime/capi/onnxruntime_providers_cuda.dll"
+                                           : "onnxruntime/capi/libonnxruntime_providers_cuda.so");
+      f.cuda_build = Fact<bool>::known(fs_.exists(prov), prov);
+      e.frameworks.push_back(std::move(f));
+    }
+    std::vector<const PythonPackage*> cupys;
+    for (const auto& q : e.packages) {
+      if (q.name == "cupy" || starts_with(q.name, "cupy-cuda")) cupys.push_back(&q);
+    }
+    if (!cupys.empty()) {
+      FrameworkFacts f;
+      f.name = "cupy";
+      f.package = cupys[0]->name;
+      f.version = cupys[0]->version;
+      for (const auto* q : cupys) f.cuda_packages.push_back(q->name + " " + q->version);
+      if (starts_with(f.package, "cupy-cuda")) {
+        std::string digits;
+        for (char ch : f.package.substr(9)) {
+          if (std::isdigit(static_cast<unsigned char>(ch))) digits += ch;
+        }
+        // cupy-cuda12x -> 12; cupy-cuda117 -> 11 (three digits: major + minor)
+        std::string major = digits.size() == 3 ? digits.substr(0, 2) : digits;
+        if (digits.size() == 3 && digits[0] != '1') major = digits.substr(0, 1);
+        f.cuda = Fact<std::string>::known(major, cupys[0]->source + " (package name)");
+        f.cuda_build = Fact<bool>::known(true, cupys[0]->source + " (package name)");
+      }
+      e.frameworks.push_back(std::move(f));
+    }
+    if (const auto* p = pkg(e, "ctranslate2")) {
+      FrameworkFacts f;
+      f.name = "ctranslate2";
+      f.package = p->name;
+      f.version = p->version;
+      e.frameworks.push_back(std::move(f));
+    }
+  }
+
+  void cuda_libs(PythonEnv& e) {
+    static const std::vector<std::pair<std::string, std::string>> libs = {
+        {"cudnn", "nvidia-cudnn"},         {"cudart", "nvidia-cuda-runtime"},
+        {"cublas", "nvidia-cublas"},       {"cublasLt", "nvidia-cublas"},
+        {"nvJitLink", "nvidia-nvjitlink"}, {"nccl", "nvidia-nccl"},
+        {"cusparse", "nvidia-cusparse"}};
+    for (const auto& site : e.site_packages) {
+      std::string nv = path_join(site, "nvidia");
+      auto subs = fs_.list_dir(nv);
+      if (!subs) continue;
+      for (const auto& s : *subs) {
+        std::string libdir = path_join(path_join(nv, s.name), windows() ? "bin" : "lib");
+        auto files = fs_.list_dir(libdir);
+        if (!files) continue;
+        for (const auto& file : *files) {
+          for (const auto& [lib, pkg_prefix] : libs) {
+            std::string stem = "lib" + lib + ".so.";
+            if (!starts_with(file.name, stem)) continue;
+            std::string rest = file.name.substr(stem.size());
+            if (rest.empty() || rest.find('.') != std::string::npos) continue;
+            PythonLibCopy c;
+            c.library = lib;
+            c.major = static_cast<int>(parse_int(rest).value_or(0));
+            c.path = path_join(libdir, file.name);
+            for (const auto& p : e.packages) {
+              if (starts_with(p.name, pkg_prefix + "-cu")) {
+                c.package = p.name;
+                c.version = p.version;
+              }
+            }
+            e.cuda_libs.push_back(std::move(c));
+          }
+        }
+      }
+    }
+  }
+
+  const ProbeContext& ctx_;
+  const FileSystem& fs_;
+  const ProbeOptions& options_;
+  std::vector<PythonEnv> envs_;
+  std::map<std::string, size_t> by_prefix_;
+  std::string venv_home_;
+  bool venv_system_site_ = false;
+};
+
+}  // namespace
+
+std::vector<PythonEnv> probe_python(const ProbeContext& ctx, const ProbeOptions& options) {
+  return PythonProbe(ctx, options).run();
+}
+
+}  // namespace dlenv

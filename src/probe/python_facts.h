@@ -1,0 +1,59 @@
+// Python environments: interpreters, their site-packages, the distributions we
+// care about (frameworks and NVIDIA wheels) and the build facts the framework
+// packages ship. Read from files only; Python is never run here.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "probe/fact.h"
+
+namespace dlenv {
+
+// One installed distribution (a *.dist-info or *.egg-info directory).
+struct PythonPackage {
+  std::string name;        // normalised: lower case, '_' and '.' -> '-' ("nvidia-cudnn-cu12")
+  std::string version;     // as installed, local label included ("2.11.0+cu130")
+  std::string installer;   // INSTALLER file ("pip", "uv", "conda"); "" unknown
+  std::string location;    // the site-packages directory holding it
+  std::string source;      // the METADATA (or dist-info directory) read
+  std::string direct_url;  // direct_url.json "url" when present
+  std::vector<std::string> requires_nvidia;  // Requires-Dist entries naming nvidia-* wheels
+};
+
+// Build facts of one framework, from the files its package ships.
+struct FrameworkFacts {
+  std::string name;         // "torch", "tensorflow", "jax", "paddle", "onnxruntime", "cupy",
+                            // "ctranslate2"
+  std::string package;      // the distribution that provides it ("paddlepaddle-gpu")
+  std::string version;      // distribution version
+  std::string local_tag;    // PEP 440 local label: "cpu", "cu130", "cuda12.cudnn89"; "" none
+  Fact<std::string> cuda;   // CUDA it was built for ("13.0"); not-found for CPU builds
+  Fact<std::string> cudnn;  // cuDNN it was built for, where the package says
+  Fact<bool> cuda_build;    // the package says whether it is a CUDA build
+  std::vector<std::string> cuda_packages;  // companion GPU distributions (jax-cuda12-plugin...)
+};
+
+// A CUDA library copy inside the environment (site-packages/nvidia/*/lib, torch/lib).
+struct PythonLibCopy {
+  std::string library;  // "cudnn", "cudart", "cublas", "nvJitLink"
+  int major = 0;        // from the file name (libcudnn.so.9 -> 9)
+  std::string path;     // logical path of the file
+  std::string version;  // the providing wheel's version ("9.19.0.56"); "" unknown
+  std::string package;  // the providing wheel ("nvidia-cudnn-cu13"); "" unknown
+};
+
+struct PythonEnv {
+  Fact<std::string> interpreter;       // logical path of the python executable
+  std::string prefix;                  // sys.prefix equivalent
+  Fact<std::string> version;           // "3.11.7" (or "3.11" from lib/python3.11)
+  Fact<int> bits;                      // 32 / 64 from the interpreter's ELF header
+  std::vector<std::string> found_via;  // "PATH", "--python", "VIRTUAL_ENV", "conda env", ...
+  std::string kind;                    // "venv", "conda", "pyenv", "system"
+  std::vector<std::string> site_packages;
+  std::vector<PythonPackage> packages;  // only the distributions dlenv reasons about
+  std::vector<FrameworkFacts> frameworks;
+  std::vector<PythonLibCopy> cuda_libs;
+};
+
+}  // namespace dlenv
