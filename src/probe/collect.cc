@@ -153,6 +153,11 @@ Facts collect_facts(const ProbeContext& ctx, const ProbeOptions& options) {
     }
     if (!r.nvml.library && options.nvidia_smi_fallback && f.driver.kernel_module_version) {
       nvidia_smi_fallback(ctx, f);
+    } else {
+      f.driver.nvidia_smi_version = Fact<std::string>::unknown(
+          FactStatus::skipped,
+          r.nvml.library ? "not needed: NVML answered" : "no nvidia kernel module loaded",
+          "nvidia-smi");
     }
   } else {
     const char* why = "live probes are skipped under --root";
@@ -161,6 +166,8 @@ Facts collect_facts(const ProbeContext& ctx, const ProbeOptions& options) {
     f.driver.cuda_driver_version =
         Fact<int>::unknown(FactStatus::skipped, why, "libcuda cuDriverGetVersion");
     f.driver.libcuda_library = Fact<std::string>::unknown(FactStatus::skipped, why, "libcuda");
+    f.driver.nvidia_smi_version =
+        Fact<std::string>::unknown(FactStatus::skipped, why, "nvidia-smi");
   }
   if (f.gpus.empty() && !proc_gpus.empty()) {
     f.gpus = std::move(proc_gpus);

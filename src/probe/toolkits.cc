@@ -184,8 +184,9 @@ std::vector<ToolkitFacts> probe_toolkits(const ProbeContext& ctx, const LoaderCo
         if (std::find(t.found_via.begin(), t.found_via.end(), via) == t.found_via.end()) {
           t.found_via.push_back(via);
         }
-        // Prefer a versioned directory name over a link for display.
-        if (t.root == "/usr/local/cuda" && root != t.root) t.root = root;
+        // Show the real directory when it is one of the names found (cuda-13 -> cuda-13.0),
+        // else prefer a versioned name over the /usr/local/cuda link.
+        if (root == real || (t.root == "/usr/local/cuda" && root != t.root)) t.root = root;
         return;
       }
     }
