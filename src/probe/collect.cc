@@ -125,6 +125,8 @@ Facts collect_facts(const ProbeContext& ctx, const ProbeOptions& options) {
     LiveResult r = live.get();
     f.timing.ms["live_wait"] = ms_since(t0);
     f.timing.ms["nvml"] = r.nvml_ms;
+    f.timing.ms["nvml_init"] = r.nvml.init_ms;
+    f.timing.ms["nvml_query"] = r.nvml.query_ms;
     f.timing.ms["libcuda"] = r.cuda_ms;
     f.driver.nvml_library = r.nvml.library;
     f.driver.nvml_driver_version = r.nvml.driver_version;
