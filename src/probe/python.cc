@@ -87,24 +87,28 @@ std::optional<std::string> py_assignment(std::string_view text, std::string_view
   return std::nullopt;
 }
 
-// 'key': 'value' or 'key': True inside a dict literal (tensorflow build_info.py).
+// 'key': 'value' / 'key': True in a dict literal, or ('key', 'value') in a tuple list
+// (tensorflow build_info.py has had both forms).
 std::optional<std::string> py_dict_value(std::string_view text, std::string_view key) {
   for (const char q : {'\'', '"'}) {
     std::string needle = std::string(1, q) + std::string(key) + std::string(1, q);
-    auto p = text.find(needle);
-    if (p == std::string_view::npos) continue;
-    std::string_view rest = text.substr(p + needle.size());
-    auto colon = rest.find(':');
-    if (colon == std::string_view::npos) continue;
-    rest = trim(rest.substr(colon + 1));
-    if (rest.empty()) continue;
-    if (rest[0] == '\'' || rest[0] == '"') {
-      auto end = rest.find(rest[0], 1);
-      if (end != std::string_view::npos) return std::string(rest.substr(1, end - 1));
+    for (size_t p = text.find(needle); p != std::string_view::npos; p = text.find(needle, p + 1)) {
+      std::string_view rest = text.substr(p + needle.size());
+      size_t i = 0;
+      while (i < rest.size() && (rest[i] == ' ' || rest[i] == '\t')) ++i;
+      if (i >= rest.size() || (rest[i] != ':' && rest[i] != ',')) continue;
+      rest = trim(rest.substr(i + 1));
+      if (rest.empty()) continue;
+      if (rest[0] == '\'' || rest[0] == '"') {
+        auto end = rest.find(rest[0], 1);
+        if (end != std::string_view::npos) return std::string(rest.substr(1, end - 1));
+      }
+      size_t n = 0;
+      while (n < rest.size() && rest[n] != ',' && rest[n] != '}' && rest[n] != ')' &&
+             rest[n] != '\n')
+        ++n;
+      return std::string(trim(rest.substr(0, n)));
     }
-    size_t n = 0;
-    while (n < rest.size() && rest[n] != ',' && rest[n] != '}' && rest[n] != '\n') ++n;
-    return std::string(trim(rest.substr(0, n)));
   }
   return std::nullopt;
 }

@@ -270,7 +270,11 @@ void torch_driver_too_old(const Ctx& c, Findings& out) {
     }
     std::string variant =
         pick_torch_variant(c, kb, Version::parse(t->version).value_or(Version{2, 11}));
-    if (auto vc = variant_cuda(variant); vc && !(dc->cuda < *vc)) {
+    auto vc = variant_cuda(variant);
+    bool runs = vc && (!(dc->cuda < *vc) ||
+                       std::find(dc->minor_compat_majors.begin(), dc->minor_compat_majors.end(),
+                                 vc->major()) != dc->minor_compat_majors.end());
+    if (runs && vc->truncated(2) != need) {
       x.fix.push_back(
           step("or install the torch build for CUDA " + vc->str() + " that this driver runs",
                torch_reinstall(e, t->version, variant), &c));
