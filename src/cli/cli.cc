@@ -36,6 +36,9 @@ struct DoctorOptions {
   bool no_color = false;
   bool no_live = false;
   std::vector<std::string> python;  // --python PATH (repeatable)
+  std::string project;              // --project DIR
+  bool deep = false;
+  int deep_timeout = 60;
 };
 
 struct ToolError {
@@ -128,6 +131,9 @@ int run_doctor(const CommonOptions& co, const DoctorOptions& o, std::ostream& ou
   if (ctx.os != host_os()) ctx.live = false;
   ProbeOptions po;
   po.python_paths = o.python;
+  po.project_dir = o.project;
+  po.python_deep = o.deep;
+  po.python_deep_timeout_s = o.deep_timeout;
   Facts facts = collect_facts(ctx, po);
   facts.tool_version = DLENV_VERSION;
   facts.root = co.root;
@@ -179,6 +185,17 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   doc->add_option("--python", doctor.python,
                   "Also inspect this Python interpreter (repeatable; read from files, not run)")
       ->type_name("PATH");
+  doc->add_option("--project", doctor.project,
+                  "Also inspect the interpreter PyCharm (.idea) or VS Code (.vscode) uses for "
+                  "this project, and a .venv inside it")
+      ->type_name("DIR");
+  doc->add_flag("--deep", doctor.deep,
+                "Run each Python found: import its frameworks, ask them about the GPU, list the "
+                "CUDA libraries they really load");
+  doc->add_option("--deep-timeout", doctor.deep_timeout,
+                  "Seconds each interpreter may take with --deep (default 60)")
+      ->type_name("S")
+      ->check(CLI::Range(1, 3600));
 
   std::string explain_id;
   bool explain_all = false, explain_md = false;

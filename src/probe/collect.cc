@@ -119,6 +119,11 @@ Facts collect_facts(const ProbeContext& ctx, const ProbeOptions& options) {
   t0 = Clock::now();
   f.python = probe_python(ctx, options);
   f.timing.ms["python"] = ms_since(t0);
+  if (options.python_deep && !ctx.fs.is_rooted()) {
+    t0 = Clock::now();
+    probe_python_deep(f.python, std::chrono::seconds(options.python_deep_timeout_s));
+    f.timing.ms["python_deep"] = ms_since(t0);
+  }
 
   if (live.valid()) {
     t0 = Clock::now();

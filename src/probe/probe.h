@@ -2,6 +2,7 @@
 // decide what is wrong (that is rules/) and never print.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,9 @@ struct ProbeOptions {
   bool nvidia_smi_fallback = true;
   bool load_cudnn = true;                 // call cudnnGetVersion on each copy (live only)
   std::vector<std::string> python_paths;  // --python PATH (repeatable)
+  std::string project_dir;                // --project DIR: the IDE's interpreter
+  bool python_deep = false;               // --deep: run each interpreter with the probe script
+  int python_deep_timeout_s = 60;
 };
 
 // The dynamic loader's configuration as read from files (the root's own under --root).
@@ -64,6 +68,10 @@ void probe_cudnn_live(const ProbeContext& ctx, CudnnCopy& copy);
 // Python environments (PATH, --python, VIRTUAL_ENV, conda, pyenv) and what is installed
 // in them, read from files only (probe/python.cc).
 std::vector<PythonEnv> probe_python(const ProbeContext& ctx, const ProbeOptions& options);
+
+// --deep: runs every interpreter found (in parallel, each with the timeout) with the
+// probe script embedded in the binary and fills PythonEnv::deep. Never hangs.
+void probe_python_deep(std::vector<PythonEnv>& envs, std::chrono::milliseconds timeout);
 
 // Everything, with the live NVML/libcuda work overlapped with the file probes.
 Facts collect_facts(const ProbeContext& ctx, const ProbeOptions& options);

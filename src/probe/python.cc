@@ -3,9 +3,11 @@
 // frameworks and NVIDIA wheels; the build facts the framework packages ship.
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "binfmt/elf.h"
+#include "binfmt/pe.h"
 #include "probe/probe.h"
 #include "util/strings.h"
 
@@ -118,6 +120,32 @@ std::string local_tag(const std::string& version) {
   return p == std::string::npos ? std::string() : version.substr(p + 1);
 }
 
+// XML attribute `attr="..."` after position `from` (entities decoded); "" when absent.
+std::string xml_attr(std::string_view text, std::string_view attr, size_t from = 0,
+                     size_t to = std::string_view::npos) {
+  std::string needle = std::string(attr) + "=\"";
+  auto p = text.find(needle, from);
+  if (p == std::string_view::npos || (to != std::string_view::npos && p >= to)) return "";
+  p += needle.size();
+  auto end = text.find('"', p);
+  if (end == std::string_view::npos) return "";
+  std::string v(text.substr(p, end - p));
+  const std::pair<const char*, const char*> ents[] = {
+      {"&quot;", "\""}, {"&apos;", "'"}, {"&lt;", "<"}, {"&gt;", ">"}, {"&amp;", "&"}};
+  for (const auto& [from_s, to_s] : ents) {
+    for (size_t q; (q = v.find(from_s)) != std::string::npos;) {
+      v.replace(q, std::string_view(from_s).size(), to_s);
+    }
+  }
+  return v;
+}
+
+void replace_all(std::string& s, std::string_view from, std::string_view to) {
+  for (size_t q = 0; (q = s.find(from, q)) != std::string::npos; q += to.size()) {
+    s.replace(q, from.size(), to);
+  }
+}
+
 class PythonProbe {
  public:
   PythonProbe(const ProbeContext& ctx, const ProbeOptions& options)
@@ -141,9 +169,85 @@ class PythonProbe {
     return path_join(prefix, "bin/python3");
   }
 
+  std::string home() const { return ctx_.env.get(windows() ? "USERPROFILE" : "HOME").value_or(""); }
+
+  // The interpreters an IDE runs for a project: PyCharm (.idea/misc.xml names the SDK,
+  // the JetBrains options/jdk.table.xml maps it to a home path), VS Code
+  // (.vscode/settings.json), and a .venv/venv inside the project.
+  void project_candidates(const std::string& dir, std::vector<Candidate>& out) const {
+    std::string misc = path_join(dir, ".idea/misc.xml");
+    if (auto text = fs_.read_file(misc)) {
+      std::string sdk = xml_attr(*text, "project-jdk-name");
+      std::string via = "PyCharm project " + dir + " (SDK '" + sdk + "' in " + misc;
+      std::string found;
+      std::vector<std::string> config_roots;
+      if (windows()) {
+        if (auto a = ctx_.env.get("APPDATA")) config_roots.push_back(path_join(*a, "JetBrains"));
+      } else if (!home().empty()) {
+        config_roots.push_back(path_join(
+            ctx_.env.get("XDG_CONFIG_HOME").value_or(path_join(home(), ".config")), "JetBrains"));
+      }
+      for (const auto& root : config_roots) {
+        auto products = fs_.list_dir(root);
+        if (!products) continue;
+        for (const auto& prod : *products) {  // sorted: the newest version comes last
+          std::string table = path_join(path_join(root, prod.name), "options/jdk.table.xml");
+          auto t = fs_.read_file(table);
+          if (!t || sdk.empty()) continue;
+          for (size_t p = t->find("<jdk"); p != std::string::npos; p = t->find("<jdk", p + 4)) {
+            size_t end = t->find("</jdk>", p);
+            auto name_at = t->find("<name ", p);
+            if (name_at == std::string::npos || (end != std::string::npos && name_at > end)) {
+              continue;
+            }
+            if (xml_attr(*t, "value", name_at, end) != sdk) continue;
+            auto hp = t->find("<homePath ", p);
+            if (hp == std::string::npos || (end != std::string::npos && hp > end)) continue;
+            std::string h = xml_attr(*t, "value", hp, end);
+            replace_all(h, "$USER_HOME$", home());
+            replace_all(h, "$PROJECT_DIR$", dir);
+            if (!h.empty()) {
+              found = h;
+              via += ", " + table;
+            }
+          }
+        }
+      }
+      via += ")";
+      if (!found.empty()) {
+        out.push_back({found, via});
+      } else {
+        out.push_back({"", via + ": no jdk.table.xml entry for the SDK"});
+      }
+    }
+    std::string settings = path_join(dir, ".vscode/settings.json");
+    if (auto text = fs_.read_file(settings)) {
+      auto j = nlohmann::json::parse(*text, nullptr, false, true);
+      if (j.is_object()) {
+        for (const char* key : {"python.defaultInterpreterPath", "python.pythonPath"}) {
+          if (!j.contains(key) || !j[key].is_string()) continue;
+          std::string p = j[key].get<std::string>();
+          replace_all(p, "${workspaceFolder}", dir);
+          replace_all(p, "${userHome}", home());
+          if (!p.empty() && p[0] == '~') p = home() + p.substr(1);
+          if (!p.empty() && p[0] != '/' && !(p.size() > 1 && p[1] == ':')) p = path_join(dir, p);
+          out.push_back({path_normalize(p), "VS Code " + settings + " (" + key + ")"});
+          break;
+        }
+      }
+    }
+    for (const char* v : {".venv", "venv", "env"}) {
+      std::string prefix = path_join(dir, v);
+      if (fs_.exists(path_join(prefix, "pyvenv.cfg"))) {
+        out.push_back({interpreter_in(prefix), "project " + std::string(v) + " in " + dir});
+      }
+    }
+  }
+
   std::vector<Candidate> candidates() const {
     std::vector<Candidate> out;
     for (const auto& p : options_.python_paths) out.push_back({p, "--python"});
+    if (!options_.project_dir.empty()) project_candidates(options_.project_dir, out);
     if (auto v = ctx_.env.get("VIRTUAL_ENV"); v && !v->empty()) {
       out.push_back({interpreter_in(*v), "VIRTUAL_ENV"});
     }
@@ -220,19 +324,26 @@ class PythonProbe {
 
   void add(const Candidate& c) {
     std::string interp = resolve_shim(c.interpreter);
-    if (!fs_.exists(interp)) {
-      if (c.via == "--python") {
+    if (interp.empty() || !fs_.exists(interp)) {
+      if (c.via == "--python" || starts_with(c.via, "PyCharm") || starts_with(c.via, "VS Code")) {
         PythonEnv e;
-        e.interpreter = Fact<std::string>::unknown(FactStatus::not_found,
-                                                   "no such file: " + c.interpreter, "--python");
+        e.interpreter =
+            Fact<std::string>::unknown(FactStatus::not_found,
+                                       c.interpreter.empty() ? "the IDE names no interpreter path"
+                                                             : "no such file: " + c.interpreter,
+                                       c.via);
         e.found_via.push_back(c.via);
         envs_.push_back(std::move(e));
       }
       return;
     }
     std::string prefix = windows() ? path_dirname(interp) : path_dirname(path_dirname(interp));
-    // A system interpreter reached through a symlink (/bin -> /usr/bin): key by real prefix.
-    std::string key = fs_.real_path(prefix).value_or(prefix);
+    // One environment per interpreter: bin/python and bin/python3 of a venv, /bin/python3 and
+    // /usr/bin/python3 (merged /usr) are the same one. A venv's python is a link to the base
+    // interpreter, so the key is its real directory plus the real file's name.
+    std::string dir = path_dirname(interp);
+    std::string key = path_join(fs_.real_path(dir).value_or(dir),
+                                path_basename(fs_.real_path(interp).value_or(interp)));
     std::string via = c.via;
     if (interp != c.interpreter) via += " -> " + interp;
     if (auto it = by_prefix_.find(key); it != by_prefix_.end()) {
@@ -303,6 +414,20 @@ class PythonProbe {
         }
       }
     }
+    if (!e.version && windows()) {
+      // python312.dll beside python.exe -> 3.12
+      if (auto entries = fs_.list_dir(e.prefix)) {
+        for (const auto& x : *entries) {
+          std::string n = to_lower(x.name);
+          if (starts_with(n, "python3") && ends_with(n, ".dll") && n.size() > 11) {
+            std::string digits = n.substr(7, n.size() - 11);
+            if (!digits.empty() && parse_int(digits)) {
+              e.version = Fact<std::string>::known("3." + digits, path_join(e.prefix, x.name));
+            }
+          }
+        }
+      }
+    }
     if (!e.version && !windows()) {
       if (auto entries = fs_.list_dir(path_join(e.prefix, "lib"))) {
         for (const auto& x : *entries) {
@@ -318,16 +443,23 @@ class PythonProbe {
       e.version = Fact<std::string>::unknown(
           FactStatus::not_found, "no pyvenv.cfg, conda-meta or lib/python3.X found", e.prefix);
     }
-    // Bitness from the executable's header (ELF; PE is left to the PE reader).
+    // Bitness from the executable's header (ELF, or PE for python.exe).
     std::string real = fs_.real_path(interp).value_or(interp);
-    if (windows()) {
-      e.bits = Fact<int>::unknown(FactStatus::not_supported, "PE header not read", real);
-    } else if (auto mapped = fs_.map_file(real)) {
-      auto elf = parse_elf((*mapped)->bytes(), real);
-      if (elf && *elf) {
-        e.bits = Fact<int>::known((**elf).is_64 ? 64 : 32, "ELF header of " + real);
+    if (auto mapped = fs_.map_file(real)) {
+      if (windows()) {
+        auto pe = parse_pe((*mapped)->bytes(), real);
+        if (pe && *pe) {
+          e.bits = Fact<int>::known((**pe).is_64 ? 64 : 32, "PE header of " + real);
+        } else {
+          e.bits = Fact<int>::unknown(FactStatus::error, "not a PE executable", real);
+        }
       } else {
-        e.bits = Fact<int>::unknown(FactStatus::error, "not an ELF executable", real);
+        auto elf = parse_elf((*mapped)->bytes(), real);
+        if (elf && *elf) {
+          e.bits = Fact<int>::known((**elf).is_64 ? 64 : 32, "ELF header of " + real);
+        } else {
+          e.bits = Fact<int>::unknown(FactStatus::error, "not an ELF executable", real);
+        }
       }
     } else {
       e.bits = Fact<int>::unknown(FactStatus::error, mapped.error().message, real);

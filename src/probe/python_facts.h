@@ -3,6 +3,7 @@
 // packages ship. Read from files only; Python is never run here.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,27 @@ struct PythonLibCopy {
   std::string package;  // the providing wheel ("nvidia-cudnn-cu13"); "" unknown
 };
 
+// What one framework said when it was really imported (--deep).
+struct DeepFramework {
+  std::string name;  // "torch", "tensorflow", "jax", "cupy", "onnxruntime", "paddle"
+  bool imported = false;
+  std::string version;       // __version__ as imported
+  std::string error;         // the exception (type: message), whole; "" when none
+  Fact<bool> gpu_available;  // torch.cuda.is_available(), TF/JAX GPU devices, ...
+  int device_count = 0;
+  std::string cuda;    // the CUDA version it reports (torch.version.cuda, ...)
+  std::string cudnn;   // the cuDNN version it reports
+  std::string gpu_op;  // "ok" or the error text of one tiny GPU operation
+};
+
+// The result of running the interpreter with dlenv's embedded probe script.
+struct DeepProbe {
+  Fact<std::string> status;  // "ok", or timed-out / error (exit code, crash, unparsable output)
+  double wall_ms = 0;
+  std::vector<DeepFramework> frameworks;
+  std::vector<std::string> loaded_libraries;  // CUDA/cuDNN/cuBLAS files mapped in that process
+};
+
 struct PythonEnv {
   Fact<std::string> interpreter;       // logical path of the python executable
   std::string prefix;                  // sys.prefix equivalent
@@ -54,6 +76,7 @@ struct PythonEnv {
   std::vector<PythonPackage> packages;  // only the distributions dlenv reasons about
   std::vector<FrameworkFacts> frameworks;
   std::vector<PythonLibCopy> cuda_libs;
+  std::optional<DeepProbe> deep;  // only with --deep
 };
 
 }  // namespace dlenv

@@ -225,6 +225,26 @@ json python_json(const std::vector<PythonEnv>& envs) {
                           {"package", l.package}});
     }
     j["cuda_libraries"] = libs;
+    if (e.deep) {
+      json d;
+      d["status"] = fact_json(e.deep->status);
+      d["wall_ms"] = e.deep->wall_ms;
+      json fws = json::array();
+      for (const DeepFramework& f : e.deep->frameworks) {
+        fws.push_back(json{{"name", f.name},
+                           {"imported", f.imported},
+                           {"version", f.version},
+                           {"error", f.error},
+                           {"gpu_available", fact_json(f.gpu_available)},
+                           {"device_count", f.device_count},
+                           {"cuda", f.cuda},
+                           {"cudnn", f.cudnn},
+                           {"gpu_op", f.gpu_op}});
+      }
+      d["frameworks"] = fws;
+      d["loaded_libraries"] = strings_json(e.deep->loaded_libraries);
+      j["deep"] = d;
+    }
     arr.push_back(std::move(j));
   }
   return arr;

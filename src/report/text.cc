@@ -365,6 +365,29 @@ void python_section(Writer& w, const std::vector<PythonEnv>& envs) {
       libs.push_back(s);
     }
     if (!libs.empty()) add_list(rows, "CUDA wheels", libs, {}, {});
+    if (e.deep) {
+      rows.push_back(fact_row("deep probe", e.deep->status));
+      for (const auto& f : e.deep->frameworks) {
+        std::string t = f.name + (f.version.empty() ? "" : " " + f.version) + ": ";
+        if (!f.imported) {
+          t += "import failed: " + f.error;
+        } else {
+          t += f.gpu_available.ok()
+                   ? (*f.gpu_available
+                          ? "GPU available (" + std::to_string(f.device_count) + " devices)"
+                          : "GPU NOT available")
+                   : "GPU unknown";
+          if (!f.cuda.empty()) t += ", CUDA " + f.cuda;
+          if (!f.cudnn.empty()) t += ", cuDNN " + f.cudnn;
+          if (!f.gpu_op.empty()) t += ", GPU op " + f.gpu_op;
+          if (!f.error.empty()) t += "; error: " + f.error;
+        }
+        rows.push_back({"  imported", clean(t), {}});
+      }
+      if (!e.deep->loaded_libraries.empty()) {
+        add_list(rows, "  loaded", e.deep->loaded_libraries, {}, {});
+      }
+    }
     w.rows(rows, 4);
   }
 }

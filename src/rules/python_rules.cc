@@ -772,6 +772,281 @@ void pip_vs_system_cudnn(const Ctx& c, Findings& out) {
   }
 }
 
+// ---- IDE vs shell -------------------------------------------------------------
+
+bool found_by(const PythonEnv& e, std::string_view prefix) {
+  for (const auto& v : e.found_via) {
+    if (starts_with(v, prefix)) return true;
+  }
+  return false;
+}
+
+// The GPU builds of an environment: "torch 2.11.0+cu130", ...
+std::vector<std::string> gpu_builds(const PythonEnv& e) {
+  std::vector<std::string> out;
+  for (const auto& f : e.frameworks) {
+    if (f.cuda_build.ok() && *f.cuda_build) out.push_back(f.package + " " + f.version);
+  }
+  return out;
+}
+
+void ide_vs_shell(const Ctx& c, Findings& out) {
+  const PythonEnv* shell = nullptr;
+  for (const auto& e : c.f.python) {
+    if (found_by(e, "PATH")) {
+      shell = &e;
+      break;
+    }
+  }
+  if (!shell) return;
+  for (const auto& e : c.f.python) {
+    if (&e == shell || !e.interpreter) continue;
+    std::string ide = found_by(e, "PyCharm") ? "PyCharm" : found_by(e, "VS Code") ? "VS Code" : "";
+    if (ide.empty()) continue;
+    auto a = gpu_builds(*shell);
+    auto b = gpu_builds(e);
+    if (a.empty() == b.empty()) continue;
+    Finding x =
+        make("ide-interpreter-differs-from-shell", Severity::warning,
+             ide + " runs " + env_name(e) + (b.empty() ? " (no GPU build)" : "") +
+                 ", the shell runs " + env_name(*shell) + (a.empty() ? " (no GPU build)" : "") +
+                 ": only one of them can use the GPU");
+    x.evidence.push_back(
+        ev(ide + " interpreter " + env_name(e) + ": " +
+               (b.empty() ? std::string("no CUDA framework build") : join(b, ", ")),
+           e.found_via.empty() ? "" : e.found_via[0]));
+    x.evidence.push_back(
+        ev("shell interpreter " + env_name(*shell) + ": " +
+               (a.empty() ? std::string("no CUDA framework build") : join(a, ", ")),
+           shell->found_via.empty() ? "" : shell->found_via[0]));
+    const PythonEnv& good = a.empty() ? e : *shell;
+    x.fix.push_back(step("point " + ide +
+                         " and the shell at the same interpreter, the one with "
+                         "the GPU build: " +
+                         env_name(good) +
+                         (ide == "PyCharm" ? " (Settings > Project > Python Interpreter)"
+                                           : " (Python: Select Interpreter, or "
+                                             "python.defaultInterpreterPath in "
+                                             ".vscode/settings.json)")));
+    out.push_back(std::move(x));
+  }
+}
+
+// ---- Windows, TensorFlow libraries, ONNX Runtime libraries ------------------------
+
+void win_32bit_python(const Ctx& c, Findings& out) {
+  if (c.os != Os::windows) return;
+  for (const auto& e : c.f.python) {
+    if (!e.bits || *e.bits != 32) continue;
+    Finding x = make("win-32bit-python-no-torch", Severity::error,
+                     env_name(e) + " is a 32-bit Python: no GPU framework publishes 32-bit wheels");
+    x.evidence.push_back(ev("32-bit interpreter", e.bits.source));
+    x.fix.push_back(
+        step("install the 64-bit Python (Windows installer (64-bit)) and create the "
+             "environment with it; then install the framework there",
+             "py -3.12-64 -m venv .venv", &c));
+    out.push_back(std::move(x));
+  }
+}
+
+void win_tf_after_210(const Ctx& c, Findings& out) {
+  if (c.os != Os::windows) return;
+  for (const auto& e : c.f.python) {
+    const auto* tf = framework(e, "tensorflow");
+    if (!tf) continue;
+    auto v = Version::parse(tf->version);
+    if (!v || *v < Version{2, 11}) continue;
+    Finding x =
+        make("win-tf-gpu-after-2.10", gpu_present(c.f) ? Severity::error : Severity::warning,
+             "TensorFlow " + tf->version + " in " + env_name(e) +
+                 " has no GPU support on native Windows (2.10 was the last)");
+    if (const auto* p = pkg(e, tf->package)) x.evidence.push_back(pkg_ev(*p));
+    x.fix.push_back(step("run TensorFlow in WSL2 with the Linux GPU build",
+                         "wsl -- python3 -m pip install 'tensorflow[and-cuda]'", &c));
+    x.fix.push_back(
+        step("or stay native with TensorFlow 2.10 (Python <= 3.10, CUDA 11.2, cuDNN 8.1)",
+             pip(e) + " install \"tensorflow<2.11\"", &c));
+    out.push_back(std::move(x));
+  }
+}
+
+// CUDA library majors this environment can load: its own wheels, system cuDNN copies
+// and toolkits.
+struct Available {
+  std::set<int> cudnn;
+  std::set<int> cudart;
+  std::vector<Evidence> evidence;
+};
+Available available_libs(const Ctx& c, const PythonEnv& e) {
+  Available a;
+  for (const auto& l : e.cuda_libs) {
+    if (l.library == "cudnn") a.cudnn.insert(l.major);
+    if (l.library == "cudart") a.cudart.insert(l.major);
+    if (l.library == "cudnn" || l.library == "cudart") {
+      a.evidence.push_back(
+          ev("wheel lib" + l.library + " major " + std::to_string(l.major), l.path));
+    }
+  }
+  for (const auto& copy : c.f.cudnn) {
+    if (!copy.python_site.empty() && copy.python_site.find(e.prefix) != 0) continue;
+    a.cudnn.insert(copy.major);
+    a.evidence.push_back(
+        ev("cuDNN " + std::to_string(copy.major) + " in " + copy.dir, copy.library));
+  }
+  for (const auto& t : c.f.toolkits) {
+    if (!t.version) continue;
+    a.cudart.insert(t.version->major());
+    a.evidence.push_back(
+        ev("CUDA toolkit " + t.version->str() + " at " + t.root, t.version.source));
+  }
+  return a;
+}
+
+void tf_gpu_libraries(const Ctx& c, Findings& out) {
+  if (c.os != Os::linux || !gpu_present(c.f)) return;
+  for (const auto& e : c.f.python) {
+    const auto* tf = framework(e, "tensorflow");
+    if (!tf || !tf->cuda_build.ok() || !*tf->cuda_build || !tf->cuda) continue;
+    auto cuda = Version::parse(*tf->cuda);
+    auto cudnn = tf->cudnn ? Version::parse(*tf->cudnn) : std::nullopt;
+    if (!cuda) continue;
+    Available a = available_libs(c, e);
+    std::vector<std::string> missing;
+    if (!a.cudart.contains(cuda->major()))
+      missing.push_back("CUDA " + std::to_string(cuda->major()) + " runtime");
+    if (cudnn && !a.cudnn.contains(cudnn->major()))
+      missing.push_back("cuDNN " + std::to_string(cudnn->major()));
+    if (missing.empty()) continue;
+    Finding x = make("tf-cannot-dlopen-gpu-libraries", Severity::error,
+                     "TensorFlow " + tf->version + " in " + env_name(e) + " will not find " +
+                         join(missing, " and ") + ": it falls back to the CPU");
+    x.evidence.push_back(
+        ev("built for CUDA " + *tf->cuda + (tf->cudnn ? ", cuDNN " + *tf->cudnn : std::string()),
+           tf->cuda.source));
+    for (auto& h : a.evidence) x.evidence.push_back(std::move(h));
+    if (a.evidence.empty())
+      x.evidence.push_back(ev("no CUDA runtime or cuDNN found anywhere", e.prefix));
+    std::string base = tf->version.substr(0, tf->version.find('+'));
+    x.fix.push_back(step("install TensorFlow with its CUDA wheels",
+                         pip(e) + " install 'tensorflow[and-cuda]==" + base + "'", &c));
+    out.push_back(std::move(x));
+  }
+}
+
+void ort_cuda_libraries(const Ctx& c, Findings& out) {
+  if (!gpu_present(c.f)) return;
+  for (const auto& e : c.f.python) {
+    const auto* ort = pkg(e, "onnxruntime-gpu");
+    if (!ort) continue;
+    auto v = Version::parse(ort->version);
+    if (!v) continue;
+    bool new_ort = !(*v < Version{1, 19});
+    int cuda = new_ort ? 12 : 11;
+    int cudnn = new_ort ? 9 : 8;
+    Available a = available_libs(c, e);
+    std::vector<std::string> missing;
+    if (!a.cudart.contains(cuda)) missing.push_back("CUDA " + std::to_string(cuda) + " runtime");
+    if (!a.cudnn.contains(cudnn)) missing.push_back("cuDNN " + std::to_string(cudnn));
+    if (missing.empty()) continue;
+    Finding x = make("ort-cuda-provider-load-failure", Severity::warning,
+                     "onnxruntime-gpu " + ort->version + " in " + env_name(e) + " needs " +
+                         join(missing, " and ") + ", not found: the CUDA provider will not load");
+    x.evidence.push_back(pkg_ev(*ort));
+    x.evidence.push_back(ev("onnxruntime-gpu " + std::string(new_ort ? ">= 1.19" : "< 1.19") +
+                                " (PyPI) is built for CUDA " + std::to_string(cuda) +
+                                ".x and cuDNN " + std::to_string(cudnn) + ".x",
+                            "https://onnxruntime.ai/docs/execution-providers/"
+                            "CUDA-ExecutionProvider.html#requirements"));
+    for (auto& h : a.evidence) x.evidence.push_back(std::move(h));
+    if (new_ort) {
+      x.fix.push_back(
+          step("install the CUDA 12 / cuDNN 9 wheels it can preload",
+               pip(e) + " install \"onnxruntime-gpu[cuda,cudnn]==" + ort->version + "\"", &c));
+    } else {
+      x.fix.push_back(
+          step("install CUDA 11.8 and cuDNN 8 and put their lib directories on the "
+               "loader path, or upgrade to onnxruntime-gpu >= 1.19 (CUDA 12, cuDNN 9)",
+               pip(e) + " install -U onnxruntime-gpu", &c));
+    }
+    out.push_back(std::move(x));
+  }
+}
+
+// ---- --deep: what the frameworks said when imported ----------------------------
+
+struct Signature {
+  const char* text;  // lower case
+  const char* id;
+};
+// Error-text signatures from the failure catalog -> finding id.
+const Signature kSignatures[] = {
+    {"torch not compiled with cuda enabled", "torch-cpu-build-installed"},
+    {"no kernel image is available", "no-kernel-image-new-gpu"},
+    {"is not compatible with the current pytorch installation", "no-kernel-image-new-gpu"},
+    {"the nvidia driver on your system is too old", "torch-driver-too-old"},
+    {"undefined symbol", "pip-cudnn-vs-system-cudnn-symbols"},
+    {"libcudnn_ops_infer.so.8", "ctranslate2-cudnn8-vs-9"},
+    {"could not load dynamic library", "tf-cannot-dlopen-gpu-libraries"},
+    {"cannot dlopen some gpu libraries", "tf-cannot-dlopen-gpu-libraries"},
+    {"a cuda-enabled jaxlib is not installed", "jax-cpu-only-jaxlib"},
+    {"unable to load cusparse", "jax-ld-library-path-overrides-wheels"},
+    {"cannot open shared object file", "python-gpu-library-not-loadable"},
+    {"[winerror 126]", "win-torch-dll-dependency-126"},
+    {"failed to create cudaexecutionprovider", "ort-cuda-provider-load-failure"},
+    {"installed cpu version paddlepaddle", "paddle-cpu-package-installed"},
+    {"cannot load cudnn shared library", "paddle-cannot-load-cudnn"},
+};
+
+void deep_results(const Ctx& c, Findings& out) {
+  for (const auto& e : c.f.python) {
+    if (!e.deep) continue;
+    if (!e.deep->status.ok()) {
+      Finding x = make("python-deep-probe-failed", Severity::warning,
+                       "dlenv could not run " + env_name(e) + " to import its frameworks");
+      x.evidence.push_back(ev(e.deep->status.reason, e.deep->status.source));
+      x.fix.push_back(step("run it by hand to see why",
+                           env_name(e) + " -c 'import sys; print(sys.version)'", &c));
+      out.push_back(std::move(x));
+      continue;
+    }
+    for (const auto& f : e.deep->frameworks) {
+      bool unavailable = !f.imported || (f.gpu_available.ok() && !*f.gpu_available) ||
+                         (!f.gpu_op.empty() && f.gpu_op != "ok");
+      if (!unavailable || (!gpu_present(c.f) && f.imported)) continue;
+      std::string text = f.error.empty() ? f.gpu_op : f.error;
+      std::string low = to_lower(text);
+      const char* id = "python-framework-gpu-unavailable";
+      for (const auto& sig : kSignatures) {
+        if (!low.empty() && contains(low, sig.text)) {
+          id = sig.id;
+          break;
+        }
+      }
+      // The file-based rules already explain a CPU build: do not report it twice.
+      bool dup = false;
+      for (const auto& o : out) dup |= o.id == id && contains(o.title, env_name(e));
+      if (dup) continue;
+      Finding x = make(id, Severity::error,
+                       f.name + " in " + env_name(e) +
+                           (f.imported ? " cannot use the GPU" : " fails to import") +
+                           (text.empty() ? std::string() : ": " + text.substr(0, 200)));
+      x.layer = "python";
+      x.evidence.push_back(
+          ev(f.name + " " + f.version + (f.imported ? " imported" : " import failed") +
+                 (f.gpu_available.ok()
+                      ? std::string(", GPU available: ") + (*f.gpu_available ? "yes" : "no")
+                      : std::string()),
+             e.deep->status.source));
+      if (!text.empty()) x.evidence.push_back(ev(text, e.deep->status.source));
+      for (const auto& l : e.deep->loaded_libraries) {
+        x.evidence.push_back(ev("loaded " + l, "/proc/self/maps of " + env_name(e)));
+      }
+      x.fix.push_back(step("`dlenv explain " + std::string(id) + "` has the cause and the fix"));
+      out.push_back(std::move(x));
+    }
+  }
+}
+
 }  // namespace
 
 const std::vector<Rule>& python_rules() {
@@ -802,6 +1077,44 @@ const std::vector<Rule>& python_rules() {
       {{"ctranslate2-cudnn8-vs-9", "python", Severity::error, "", "", ""}, ctranslate2_cudnn},
       {{"pip-cudnn-vs-system-cudnn-symbols", "python", Severity::error, "", "", ""},
        pip_vs_system_cudnn},
+      {{"ide-interpreter-differs-from-shell", "python", Severity::warning,
+        "The IDE runs a different Python than the shell, and only one has a GPU build",
+        "PyCharm and VS Code run the interpreter configured for the project (PyCharm: the SDK "
+        "named in .idea/misc.xml; VS Code: python.defaultInterpreterPath or the interpreter "
+        "picked in the UI), not the python on the shell's PATH. When only one of the two "
+        "environments has a CUDA build of the framework, the code works in one and reports "
+        "cuda available: False in the other.",
+        "Select the interpreter with the GPU build in the IDE (or install the GPU build into "
+        "the environment the IDE uses)."},
+       ide_vs_shell},
+      {{"win-32bit-python-no-torch", "python", Severity::error, "", "", ""}, win_32bit_python},
+      {{"win-tf-gpu-after-2.10", "python", Severity::error, "", "", ""}, win_tf_after_210},
+      {{"tf-cannot-dlopen-gpu-libraries", "python", Severity::error, "", "", ""}, tf_gpu_libraries},
+      {{"ort-cuda-provider-load-failure", "python", Severity::warning, "", "", ""},
+       ort_cuda_libraries},
+      {{"python-framework-gpu-unavailable", "python", Severity::error,
+        "A framework imported with --deep cannot use the GPU",
+        "dlenv --deep imported the framework in that environment and it reported no usable GPU "
+        "(or failed to import, or a tiny GPU operation failed) with an error text that matches "
+        "no known failure signature. The evidence holds the text and the CUDA libraries the "
+        "process had loaded.",
+        "Read the error text in the evidence; `dlenv doctor` without --deep lists the file-based "
+        "findings for the same environment."},
+       deep_results},
+      {{"python-gpu-library-not-loadable", "python", Severity::error,
+        "A framework could not open a CUDA library (cannot open shared object file)",
+        "The framework dlopens a CUDA/cuDNN/cuBLAS library by name and the loader found none: "
+        "the matching NVIDIA pip wheel is not installed, or the library's directory is not on "
+        "the loader path.",
+        "Install the wheel the framework declares (pip install the framework again with its CUDA "
+        "extra) or add the library directory to LD_LIBRARY_PATH."},
+       nullptr},
+      {{"python-deep-probe-failed", "python", Severity::warning,
+        "--deep could not run an interpreter",
+        "The interpreter did not answer within the timeout, crashed, or printed no probe output "
+        "(e.g. Python 2, a broken installation, or a wrapper script).",
+        "Run the interpreter by hand; raise --deep-timeout if imports are slow."},
+       nullptr},
   };
   return table;
 }
