@@ -586,38 +586,45 @@ Version min_driver(const Ctx& e, const Version& cuda, bool minor_compat) {
 // Why a candidate cannot be used here ("" when it can), and the filter stage.
 enum Stage { kOk = 0, kOs, kPython, kGpu, kDriver };
 
-std::pair<Stage, std::string> check(const Ctx& e, const Candidate& c) {
+// Every reason a candidate cannot be used here (empty when it can), in filter order.
+std::vector<std::pair<Stage, std::string>> failures(const Ctx& e, const Candidate& c) {
+  std::vector<std::pair<Stage, std::string>> out;
   const auto& in = e.in;
-  if (in.os == PlanOs::windows && !c.windows) return {kOs, c.windows_note};
+  if (in.os == PlanOs::windows && !c.windows) out.emplace_back(kOs, c.windows_note);
   if (in.python) {
     auto m = python_matches(c.python, *in.python);
     if (m && !*m) {
-      return {kPython, c.framework + " " + c.version + " supports Python " + c.python};
+      out.emplace_back(kPython, c.framework + " " + c.version + " supports Python " + c.python +
+                                    ", not " + in.python->str());
     }
   }
   if (in.cc) {
     if (c.min_cc && *in.cc < *c.min_cc) {
-      return {kGpu, c.build + " needs compute capability >= " + c.min_cc->str()};
-    }
-    if (!cuda_covers_cc(e, c.cuda_hi, *in.cc)) {
+      out.emplace_back(kGpu, c.build + " needs compute capability >= " + c.min_cc->str());
+    } else if (!cuda_covers_cc(e, c.cuda_hi, *in.cc)) {
       auto need = min_cuda_for_cc(e, *in.cc);
-      return {kGpu, "compute capability " + in.cc->str() + " needs CUDA " +
-                        (need ? ">= " + need->str() : "(not in cuda_arch.json)") + ", " + c.build +
-                        " is CUDA " + c.cuda_text};
-    }
-    if (!arch_list_runs(c, *in.cc)) {
-      return {kGpu, c.framework + " " + c.version + " " + c.build +
-                        " wheels carry no code for compute capability " + in.cc->str()};
+      out.emplace_back(kGpu, "compute capability " + in.cc->str() + " needs CUDA " +
+                                 (need ? ">= " + need->str() : "(not in cuda_arch.json)") + ", " +
+                                 c.build + " is CUDA " + c.cuda_text);
+    } else if (!arch_list_runs(c, *in.cc)) {
+      out.emplace_back(kGpu, c.framework + " " + c.version + " " + c.build +
+                                 " wheels carry no code for compute capability " + in.cc->str());
     }
   }
   if (in.driver) {
     Version need = min_driver(e, c.cuda_lo, true);
     if (c.driver_floor && *c.driver_floor > need) need = *c.driver_floor;
     if (!need.empty() && *in.driver < need) {
-      return {kDriver, c.build + " needs driver >= " + need.str()};
+      out.emplace_back(kDriver, c.build + " needs driver >= " + need.str());
     }
   }
-  return {kOk, ""};
+  return out;
+}
+
+std::pair<Stage, std::string> check(const Ctx& e, const Candidate& c) {
+  auto f = failures(e, c);
+  if (f.empty()) return {kOk, ""};
+  return f.front();
 }
 
 // ---------------------------------------------------------------- combining
@@ -997,8 +1004,10 @@ Result<Plan> make_plan(const PlanInputs& inputs, const Kb& kb) {
     }
     std::string reason = why[worst].front();
     if (fits.empty()) {
-      plan.conflicts.push_back(head + ": " + reason + "; no " + spec.name +
-                               " build in the knowledge base fits these inputs");
+      std::string out = head + ": " + reason + "; no " + spec.name +
+                        " build in the knowledge base fits these inputs";
+      if (worst == kOs) out += " -> use WSL2 (--os wsl2) or Linux";
+      plan.conflicts.push_back(out);
       continue;
     }
     // The way out: the nearest versions that fit.
@@ -1020,23 +1029,40 @@ Result<Plan> make_plan(const PlanInputs& inputs, const Kb& kb) {
     }
     std::string bl;
     for (const auto& b : builds) bl += (bl.empty() ? "" : "/") + b;
-    std::string what = worst == kGpu      ? "GPU"
-                       : worst == kOs     ? "OS"
-                       : worst == kPython ? "Python"
-                                          : "";
     std::string way = spec.name + " " + (above ? ">= " : "") + best->lo.str() + " with " + bl;
-    std::string sentence = head + " does not fit this " + what + ": " + reason + " -> " + way;
-    if (worst == kGpu && in.cc) {
-      auto need = min_cuda_for_cc(e, *in.cc);
-      bool cuda_floor = need && std::all_of(matching.begin(), matching.end(), [&](const auto* c) {
+    // Every limit that rules out all of the requested builds, in one sentence.
+    std::vector<std::string> clauses;
+    for (Stage st : {kOs, kPython, kGpu}) {
+      std::string first;
+      bool all_fail = std::all_of(matching.begin(), matching.end(), [&](const Candidate* c) {
+        for (const auto& [fs, fr] : failures(e, *c)) {
+          if (fs == st) {
+            if (first.empty()) first = fr;
+            return true;
+          }
+        }
+        return false;
+      });
+      if (!all_fail) continue;
+      auto need = in.cc ? min_cuda_for_cc(e, *in.cc) : std::nullopt;
+      bool cuda_floor = st == kGpu && need &&
+                        std::all_of(matching.begin(), matching.end(), [&](const Candidate* c) {
                           return !cuda_covers_cc(e, c->cuda_hi, *in.cc);
                         });
       if (cuda_floor) {
-        sentence = "a GPU of compute capability " + in.cc->str() + " needs CUDA >= " + need->str() +
-                   " while " + spec.text + " has only " + versions_text(matching) + " builds -> " +
-                   way;
+        clauses.push_back("a GPU of compute capability " + in.cc->str() +
+                          " needs CUDA >= " + need->str() + " while " + spec.text + " has only " +
+                          versions_text(matching) + " builds");
+      } else if (st == kPython) {
+        clauses.push_back(first);
+      } else {
+        clauses.push_back(head + ": " + first);
       }
     }
+    if (clauses.empty()) clauses.push_back(head + ": " + reason);
+    std::string sentence;
+    for (const auto& cl : clauses) sentence += (sentence.empty() ? "" : ", and ") + cl;
+    sentence += " -> " + way;
     if (worst == kOs && spec.name == "jax") sentence += ", or WSL2 (--os wsl2)";
     plan.conflicts.push_back(sentence);
     plan.relaxed_to.push_back(new_spec);

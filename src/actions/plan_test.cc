@@ -223,6 +223,15 @@ TEST(PlanConflict, Rtx4090WithTorch113NamesTheCudaFloorAndTheWayOut) {
   EXPECT_EQ(p.relaxed_to[0], "torch>=2.0");
 }
 
+TEST(PlanConflict, EveryLimitIsNamedInTheSentence) {
+  Plan p = plan_for({{"torch==1.13.1"}, "8.9", "535.104.05", PlanOs::linux, "3.11"});
+  ASSERT_EQ(p.conflicts.size(), 1u);
+  EXPECT_NE(p.conflicts[0].find("supports Python >=3.7, <=3.10, not 3.11"), std::string::npos)
+      << p.conflicts[0];
+  EXPECT_NE(p.conflicts[0].find("needs CUDA >= 11.8"), std::string::npos) << p.conflicts[0];
+  EXPECT_NE(p.conflicts[0].find("-> torch >= 2.0 with cu118"), std::string::npos);
+}
+
 TEST(PlanConflict, TensorflowNewerThan210OnWindowsOffersWsl2) {
   Plan p = plan_for({{"tensorflow>=2.11"}, "", "", PlanOs::windows, ""});
   ASSERT_EQ(p.conflicts.size(), 1u);
@@ -248,6 +257,7 @@ TEST(PlanConflict, JaxHasNoWindowsBuild) {
   ASSERT_EQ(p.conflicts.size(), 1u);
   EXPECT_NE(p.conflicts[0].find("no native Windows GPU wheels"), std::string::npos)
       << p.conflicts[0];
+  EXPECT_NE(p.conflicts[0].find("-> use WSL2"), std::string::npos) << p.conflicts[0];
 }
 
 TEST(PlanConflict, UnknownVersionIsAConflictNotAnError) {

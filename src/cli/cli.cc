@@ -6,6 +6,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/plan_cmd.h"
 #include "kb/kb.h"
 #include "platform/env.h"
 #include "platform/filesystem.h"
@@ -200,6 +201,24 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   std::string explain_id;
   bool explain_all = false, explain_md = false;
   std::string explain_kb;
+  PlanCliOptions plan_o;
+  auto* plan = app.add_subcommand(
+      "plan", "Choose the framework build, CUDA, cuDNN and driver that fit together");
+  plan->add_option("--framework", plan_o.frameworks,
+                   "torch, torch==1.13.1, tensorflow>=2.10, paddlepaddle-gpu==2.4, jax, "
+                   "onnxruntime-gpu, cupy (repeatable: one environment)")
+      ->type_name("SPEC");
+  plan->add_option("--gpu", plan_o.gpu, "GPU name, e.g. \"NVIDIA GeForce RTX 4090\"")
+      ->type_name("NAME");
+  plan->add_option("--cc", plan_o.cc, "GPU compute capability, e.g. 8.9")->type_name("X.Y");
+  plan->add_option("--driver", plan_o.driver, "NVIDIA driver version")->type_name("VER");
+  plan->add_option("--os", plan_o.os, "linux|windows|wsl2")->type_name("OS");
+  plan->add_option("--python", plan_o.python, "Python version")->type_name("X.Y");
+  plan->add_flag("--json", plan_o.json, "Machine-readable (schema dlenv.plan/1)");
+  plan->add_flag("--no-probe", plan_o.no_probe,
+                 "Do not read this machine for missing inputs (they stay unknown)");
+  plan->add_option("--kb", plan_o.kb_dir, "Knowledge base directory")->type_name("DIR");
+
   auto* exp = app.add_subcommand("explain", "Print the full entry of a finding id");
   exp->add_option("id", explain_id, "Finding id, e.g. cudnn-header-library-mismatch");
   exp->add_flag("--all", explain_all, "Every finding");
@@ -227,6 +246,7 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   }
 
   try {
+    if (*plan) return run_plan(plan_o, out, err);
     if (*exp) {
       auto kb = explain_kb.empty() ? Kb::load_embedded() : Kb::load_dir(explain_kb);
       if (!kb) {
