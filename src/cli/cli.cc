@@ -6,6 +6,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/deps.h"
 #include "cli/plan_cmd.h"
 #include "kb/kb.h"
 #include "platform/env.h"
@@ -225,6 +226,24 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   exp->add_flag("--markdown", explain_md, "With --all: docs/findings.md");
   exp->add_option("--kb", explain_kb, "Knowledge base directory")->type_name("DIR");
 
+  DepsOptions deps_o;
+  bool deps_tree = false;
+  auto* deps = app.add_subcommand(
+      "deps", "Dependency tree of a library as the loader would resolve it (never runs it)");
+  deps->add_option("target", deps_o.target, "FILE (a path) or a library NAME")->required();
+  deps->add_flag("--tree", deps_tree, "Tree view (the default)");
+  deps->add_flag("--flat", deps_o.flat, "One line per object, in load order");
+  deps->add_flag("--json", deps_o.json, "Machine-readable (schema dlenv.deps/1)");
+  deps->add_option("--root", deps_o.root, "Read every file under DIR as if it were /")
+      ->type_name("DIR");
+  deps->add_option("--env-file", deps_o.env_file, "KEY=VALUE lines (LD_LIBRARY_PATH)")
+      ->type_name("FILE");
+  LoadOptions load_o;
+  auto* load =
+      app.add_subcommand("load", "Really load a library (dlopen), report path and version");
+  load->add_option("target", load_o.target, "Library NAME or PATH")->required();
+  load->add_flag("--json", load_o.json, "Machine-readable (schema dlenv.load/1)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -247,6 +266,8 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
 
   try {
     if (*plan) return run_plan(plan_o, out, err);
+    if (*deps) return run_deps(deps_o, out, err);
+    if (*load) return run_load(load_o, out, err);
     if (*exp) {
       auto kb = explain_kb.empty() ? Kb::load_embedded() : Kb::load_dir(explain_kb);
       if (!kb) {

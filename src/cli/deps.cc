@@ -1,0 +1,379 @@
+// `dlenv deps` and `dlenv load` (see deps.h).
+#include "cli/deps.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <sstream>
+
+#include "cli/cli.h"
+#include "kb/kb.h"
+#include "platform/dynamic_library.h"
+#include "platform/env.h"
+#include "platform/filesystem.h"
+#include "probe/loader_model.h"
+#include "probe/probe.h"
+#include "util/strings.h"
+
+namespace dlenv {
+
+namespace {
+
+std::vector<std::string> host_hwcaps() {
+  std::vector<std::string> out;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  const bool v2 = __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("popcnt");
+  const bool v3 = v2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") &&
+                  __builtin_cpu_supports("fma");
+  const bool v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                  __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  if (v4) out.push_back("x86-64-v4");
+  if (v3) out.push_back("x86-64-v3");
+  if (v2) out.push_back("x86-64-v2");
+#endif
+  return out;
+}
+
+struct DepsSetup {
+  std::unique_ptr<FileSystem> fs;
+  std::unique_ptr<Env> env;
+  std::shared_ptr<const Kb> kb;
+};
+
+Result<DepsSetup> make_deps_setup(const std::string& root, const std::string& env_file) {
+  DepsSetup s;
+  if (!root.empty()) {
+    if (!make_real_filesystem()->is_dir(root)) return fail("--root " + root + ": not a directory");
+    s.fs = make_rooted_filesystem(root);
+  } else {
+    s.fs = make_real_filesystem();
+  }
+  if (!env_file.empty()) {
+    std::ifstream in(env_file, std::ios::binary);
+    if (!in) return fail("--env-file " + env_file + ": cannot open the file");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto vars = parse_env_file(ss.str(), env_file);
+    if (!vars) return std::unexpected(vars.error());
+    s.env = make_map_env(std::move(*vars));
+  } else if (!root.empty()) {
+    s.env = make_map_env({});
+  } else {
+    s.env = make_process_env();
+  }
+  auto kb = Kb::load_embedded();
+  if (!kb) return fail("knowledge base: " + kb.error().message);
+  s.kb = *kb;
+  return s;
+}
+
+LinuxLoaderSettings settings_for(const DepsSetup& s, bool rooted) {
+  ProbeContext ctx{*s.fs, *s.env, *s.kb, Os::linux, !rooted, ""};
+  LoaderConfig lc = read_loader_config(ctx);
+  LinuxLoaderSettings ls;
+  ls.ld_library_path = lc.ld_library_path;
+  ls.cache = std::move(lc.cache);
+  ls.conf_dirs = lc.conf_dirs;
+  if (!rooted) ls.hwcaps = host_hwcaps();
+  return ls;
+}
+
+std::string severity_name(LoadSeverity s) {
+  return s == LoadSeverity::error ? "error" : s == LoadSeverity::warning ? "warning" : "ok";
+}
+
+nlohmann::json candidates_json(const std::vector<LoadCandidate>& cs) {
+  auto a = nlohmann::json::array();
+  for (const auto& c : cs) {
+    a.push_back({{"path", c.path}, {"rule", search_rule_name(c.rule)}, {"note", c.note}});
+  }
+  return a;
+}
+
+nlohmann::json tree_json(const std::string& target, const LoadTree& t) {
+  nlohmann::json j;
+  j["schema"] = "dlenv.deps/1";
+  j["target"] = target;
+  j["errors"] = t.errors;
+  j["warnings"] = t.warnings;
+  auto objs = nlohmann::json::array();
+  for (size_t i = 0; i < t.objects.size(); ++i) {
+    const auto& o = t.objects[i];
+    nlohmann::json x;
+    x["index"] = i;
+    x["name"] = o.name;
+    x["parent"] = o.parent;
+    x["companion"] = o.companion;
+    if (o.companion) x["companion_note"] = o.companion_note;
+    x["rule"] = search_rule_name(o.rule);
+    x["rule_detail"] = o.rule_detail;
+    x["path"] = o.path ? nlohmann::json(*o.path) : nlohmann::json(nullptr);
+    if (!o.real_path.empty()) x["real_path"] = o.real_path;
+    if (o.same_as >= 0) x["same_as"] = o.same_as;
+    if (o.elf) {
+      x["soname"] = o.elf->soname ? nlohmann::json(*o.elf->soname) : nlohmann::json(nullptr);
+      x["class"] = o.elf->is_64 ? "ELF64" : "ELF32";
+      x["machine"] = elf_machine_name(o.elf->machine);
+      if (o.elf->rpath) x["rpath"] = *o.elf->rpath;
+      if (o.elf->runpath) x["runpath"] = *o.elf->runpath;
+    }
+    if (!o.version.empty()) x["version"] = o.version;
+    x["shadowed"] = candidates_json(o.shadowed);
+    x["rejected"] = candidates_json(o.rejected);
+    if (o.missing) x["searched"] = o.searched;
+    x["missing"] = o.missing;
+    x["wrong_class"] = o.wrong_class;
+    x["missing_symbols"] = o.missing_symbols;
+    x["missing_versions"] = o.missing_versions;
+    if (!o.family_mismatch.empty()) x["family_mismatch"] = o.family_mismatch;
+    x["severity"] = severity_name(o.severity);
+    if (!o.problem.empty()) x["problem"] = o.problem;
+    x["children"] = o.children;
+    objs.push_back(std::move(x));
+  }
+  j["objects"] = std::move(objs);
+  return j;
+}
+
+std::string object_line(const LoadedObject& o) {
+  std::string s = o.name;
+  if (o.same_as != -1) {
+    return s + "  (already loaded" + (o.path ? ": " + *o.path : std::string()) + ")";
+  }
+  if (o.missing) {
+    s += o.wrong_class ? "  => WRONG CLASS" : "  => NOT FOUND";
+  } else if (o.path) {
+    if (*o.path != o.name) s += "  => " + *o.path;
+    s += "  [" + (o.rule_detail.empty() ? std::string(search_rule_name(o.rule)) : o.rule_detail) +
+         "]";
+  }
+  if (!o.version.empty()) s += "  v" + o.version;
+  if (o.companion) s += "  (run-time companion)";
+  if (o.severity == LoadSeverity::error && !o.missing) s += "  !";
+  return s;
+}
+
+void print_details(std::ostream& out, const LoadedObject& o, const std::string& indent) {
+  for (const auto& c : o.shadowed) {
+    out << indent << "shadows " << c.path << "  (" << search_rule_name(c.rule) << ")\n";
+  }
+  for (const auto& c : o.rejected) {
+    out << indent << "skipped " << c.path << ": " << c.note << "\n";
+  }
+}
+
+void print_tree(std::ostream& out, const LoadTree& t, int i, int depth) {
+  const auto& o = t.objects[static_cast<size_t>(i)];
+  const std::string indent(static_cast<size_t>(depth) * 4, ' ');
+  out << indent << (depth > 0 ? "+-- " : "") << object_line(o) << "\n";
+  print_details(out, o, indent + (depth > 0 ? "      " : "  "));
+  // Children already loaded elsewhere in the tree: one line, not one each.
+  std::vector<std::string> again;
+  for (int c : o.children) {
+    const auto& ch = t.objects[static_cast<size_t>(c)];
+    if (ch.same_as != -1 && ch.problem.empty()) {
+      again.push_back(ch.name);
+    } else {
+      print_tree(out, t, c, depth + 1);
+    }
+  }
+  if (!again.empty()) {
+    out << std::string(static_cast<size_t>(depth + 1) * 4, ' ') << "+-- (already loaded) "
+        << join(again, ", ") << "\n";
+  }
+}
+
+int render(const std::string& target, const LoadTree& t, bool flat, bool json, std::ostream& out) {
+  if (json) {
+    out << tree_json(target, t).dump(2) << "\n";
+  } else {
+    if (flat) {
+      for (const auto& o : t.objects) {
+        if (o.same_as != -1) continue;
+        out << object_line(o) << "\n";
+        print_details(out, o, "    ");
+      }
+    } else {
+      print_tree(out, t, 0, 0);
+    }
+    size_t unique = 0, companions = 0;
+    for (const auto& o : t.objects) {
+      if (o.same_as == -1 && o.path) ++unique;
+      if (o.companion && o.same_as == -1) ++companions;
+    }
+    out << fmt::format("\n{} objects ({} run-time companions), {} error(s), {} warning(s)\n",
+                       unique, companions, t.errors, t.warnings);
+    for (const auto& o : t.objects) {
+      if (o.problem.empty()) continue;
+      out << "  [" << severity_name(o.severity) << "] " << o.problem << "\n";
+      if (o.missing) {
+        out << "      searched:";
+        if (o.searched.empty()) out << " nothing";
+        out << "\n";
+        for (const auto& s : o.searched) out << "        " << s << "\n";
+      }
+    }
+  }
+  return t.errors > 0 ? kExitFindings : kExitOk;
+}
+
+struct VersionCall {
+  std::string call;
+  std::string version;
+};
+
+// The library's own version call, chosen by its file name.
+std::optional<VersionCall> call_version(const DynamicLibrary& lib, const std::string& base) {
+  auto sym = [&](const char* n) { return lib.symbol(n); };
+  if (base.starts_with("libcudnn") || base.starts_with("cudnn")) {
+    if (auto* f = reinterpret_cast<size_t (*)()>(sym("cudnnGetVersion"))) {
+      const size_t v = f();
+      const size_t major = v >= 90000 ? v / 10000 : v / 1000;
+      const size_t minor = v >= 90000 ? (v % 10000) / 100 : (v % 1000) / 100;
+      return VersionCall{fmt::format("cudnnGetVersion() = {}", v),
+                         fmt::format("{}.{}.{}", major, minor, v % 100)};
+    }
+  }
+  if (base.starts_with("libcublasLt")) {
+    if (auto* f = reinterpret_cast<size_t (*)()>(sym("cublasLtGetVersion"))) {
+      const size_t v = f();
+      return VersionCall{fmt::format("cublasLtGetVersion() = {}", v),
+                         fmt::format("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100)};
+    }
+  } else if (base.starts_with("libcublas")) {
+    if (auto* f = reinterpret_cast<int (*)(int, int*)>(sym("cublasGetProperty"))) {
+      int ma = 0, mi = 0, pa = 0;
+      if (f(0, &ma) == 0 && f(1, &mi) == 0 && f(2, &pa) == 0) {
+        return VersionCall{"cublasGetProperty(MAJOR/MINOR/PATCH_LEVEL)",
+                           fmt::format("{}.{}.{}", ma, mi, pa)};
+      }
+    }
+  }
+  if (base.starts_with("libcudart")) {
+    if (auto* f = reinterpret_cast<int (*)(int*)>(sym("cudaRuntimeGetVersion"))) {
+      int v = 0;
+      if (f(&v) == 0) {
+        return VersionCall{fmt::format("cudaRuntimeGetVersion() = {}", v),
+                           fmt::format("{}.{}", v / 1000, (v % 1000) / 10)};
+      }
+    }
+  }
+  if (base.starts_with("libnccl")) {
+    if (auto* f = reinterpret_cast<int (*)(int*)>(sym("ncclGetVersion"))) {
+      int v = 0;
+      if (f(&v) == 0) {
+        const int major = v >= 20900 ? v / 10000 : v / 1000;
+        const int minor = v >= 20900 ? (v % 10000) / 100 : (v % 1000) / 100;
+        return VersionCall{fmt::format("ncclGetVersion() = {}", v),
+                           fmt::format("{}.{}.{}", major, minor, v % 100)};
+      }
+    }
+  }
+  if (base.starts_with("libnvrtc")) {
+    if (auto* f = reinterpret_cast<int (*)(int*, int*)>(sym("nvrtcVersion"))) {
+      int ma = 0, mi = 0;
+      if (f(&ma, &mi) == 0) return VersionCall{"nvrtcVersion()", fmt::format("{}.{}", ma, mi)};
+    }
+  }
+  if (base.starts_with("libcuda.")) {
+    if (auto* f = reinterpret_cast<int (*)(int*)>(sym("cuDriverGetVersion"))) {
+      int v = 0;
+      if (f(&v) == 0) {
+        return VersionCall{fmt::format("cuDriverGetVersion() = {}", v),
+                           fmt::format("{}.{}", v / 1000, (v % 1000) / 10)};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int run_deps(const DepsOptions& o, std::ostream& out, std::ostream& err) {
+  if (o.target.empty()) {
+    err << "dlenv deps: give a file (path) or a library name, e.g. `dlenv deps libcudnn.so.9`\n";
+    return kExitUsage;
+  }
+  auto setup = make_deps_setup(o.root, o.env_file);
+  if (!setup) {
+    err << "dlenv deps: " << setup.error().message << "\n";
+    return kExitUsage;
+  }
+  const auto settings = settings_for(*setup, !o.root.empty());
+  auto tree = model_linux_load(*setup->fs, *setup->kb, o.target, settings);
+  if (!tree) {
+    err << "dlenv deps: " << tree.error().message << "\n";
+    return kExitUsage;
+  }
+  return render(o.target, *tree, o.flat, o.json, out);
+}
+
+int run_load(const LoadOptions& o, std::ostream& out, std::ostream& err) {
+  if (o.target.empty()) {
+    err << "dlenv load: give a library name or path, e.g. `dlenv load libcudnn.so.9`\n";
+    return kExitUsage;
+  }
+  auto lib = DynamicLibrary::open(o.target);
+  nlohmann::json j{{"schema", "dlenv.load/1"}, {"target", o.target}, {"loaded", lib.has_value()}};
+  if (lib) {
+    const std::string path = lib->loaded_path();
+    j["path"] = path;
+    auto v = call_version(*lib, path_basename(path.empty() ? o.target : path));
+    if (v) {
+      j["version"] = v->version;
+      j["version_call"] = v->call;
+    }
+    if (o.json) {
+      out << j.dump(2) << "\n";
+    } else {
+      out << "loaded " << o.target << "\n  path     " << path << "\n";
+      if (v) {
+        out << "  version  " << v->version << "  (" << v->call << ")\n";
+      } else {
+        out << "  version  no version call known for this library\n";
+      }
+    }
+    return kExitOk;
+  }
+  j["error"] = lib.error().message;
+  // The dependency walk that explains the failure.
+  auto setup = make_deps_setup("", "");
+  std::vector<std::string> explanation;
+  if (setup) {
+    auto settings = settings_for(*setup, false);
+    settings.companions = false;  // dlopen itself does not load them
+    auto tree = model_linux_load(*setup->fs, *setup->kb, o.target, settings);
+    if (!tree) {
+      explanation.push_back(tree.error().message);
+    } else {
+      const auto& root = tree->objects[0];
+      if (root.path) {
+        explanation.push_back(fmt::format("{} was found at {} ({})", o.target, *root.path,
+                                          root.rule_detail.empty()
+                                              ? std::string(search_rule_name(root.rule))
+                                              : root.rule_detail));
+      }
+      for (const auto& ob : tree->objects) {
+        if (!ob.problem.empty() && ob.severity == LoadSeverity::error) {
+          explanation.push_back(ob.problem);
+        }
+      }
+    }
+  }
+  j["explanation"] = explanation;
+  if (o.json) {
+    out << j.dump(2) << "\n";
+  } else {
+    out << "failed to load " << o.target << "\n  error: " << lib.error().message << "\n";
+    if (!explanation.empty()) {
+      out << "  why:\n";
+      for (const auto& e : explanation) out << "    " << e << "\n";
+    }
+  }
+  return kExitFindings;
+}
+
+}  // namespace dlenv

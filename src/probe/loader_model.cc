@@ -1,0 +1,622 @@
+// The Linux loader model (see loader_model.h). The search order is data: a
+// list of (rule, directory) built per request, walked in order; the first file
+// of the right ELF class and machine wins, later usable copies are recorded as
+// shadowed, unusable ones as rejected.
+#include "probe/loader_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <set>
+#include <unordered_set>
+
+#include "util/strings.h"
+
+namespace dlenv {
+
+namespace {
+
+constexpr size_t kMaxObjects = 4096;
+constexpr size_t kMaxListedSymbols = 8;
+
+struct SearchDir {
+  SearchRule rule;
+  std::string dir;
+  std::string detail;  // "DT_RUNPATH of libx.so"
+};
+
+std::string triplet_for(uint16_t machine, bool is64) {
+  switch (machine) {
+    case 62: return is64 ? "x86_64-linux-gnu" : "x86_64-linux-gnux32";
+    case 3: return "i386-linux-gnu";
+    case 183: return "aarch64-linux-gnu";
+    case 40: return "arm-linux-gnueabihf";
+    case 21: return "powerpc64le-linux-gnu";
+    case 22: return "s390x-linux-gnu";
+    case 243: return "riscv64-linux-gnu";
+    default: return "";
+  }
+}
+
+std::string platform_for(uint16_t machine) {
+  switch (machine) {
+    case 62: return "x86_64";
+    case 3: return "i686";
+    case 183: return "aarch64";
+    default: return elf_machine_name(machine);
+  }
+}
+
+std::string class_name(bool is64) {
+  return is64 ? "64-bit" : "32-bit";
+}
+
+// Version from a real file name: "libcudnn_ops.so.9.1.0" -> "9.1.0" (only when
+// it has at least two components; "libfoo.so.9" says nothing beyond the soname).
+std::string version_from_file_name(std::string_view base) {
+  const size_t p = base.find(".so.");
+  if (p == std::string_view::npos) return "";
+  std::string v(base.substr(p + 4));
+  if (std::count(v.begin(), v.end(), '.') < 1) return "";
+  return v;
+}
+
+// Library family for the mixed-versions check: every cuDNN sub-library is one
+// family, cuBLAS and cuBLASLt are one.
+std::string family_of(std::string_view base) {
+  if (base.starts_with("libcudnn")) return "cuDNN";
+  if (base.starts_with("libcublas")) return "cuBLAS";
+  return "";
+}
+
+bool is_nvidia_cuda_lib(std::string_view base) {
+  for (std::string_view p : {"libcudnn", "libcublas", "libcudart.", "libcufft", "libcusparse",
+                             "libcusolver", "libcurand", "libnccl", "libnvjpeg", "libcupti"}) {
+    if (base.starts_with(p)) return true;
+  }
+  return false;
+}
+
+class Modeler {
+ public:
+  Modeler(const FileSystem& fs, const Kb& kb, const LinuxLoaderSettings& s)
+      : fs_(fs), kb_(kb), s_(s) {}
+
+  Result<LoadTree> run(const std::string& file_or_name) {
+    LoadedObject root;
+    root.name = file_or_name;
+    if (file_or_name.find('/') != std::string::npos) {
+      auto st = fs_.stat(file_or_name);
+      if (!st) {
+        return fail(
+            fmt::format("{}: no such file (give a path to an ELF file, or a library "
+                        "name such as libcudnn.so.9)",
+                        file_or_name));
+      }
+      root.path = file_or_name;
+      root.rule = SearchRule::path;
+      root.rule_detail = "given on the command line";
+    }
+    auto mapped = root.path ? open_elf(*root.path) : Result<Parsed>(fail(""));
+    if (root.path && !mapped) return std::unexpected(mapped.error());
+    if (root.path) {
+      cls_is64_ = mapped->info.is_64;
+      machine_ = mapped->info.machine;
+    } else {
+#if defined(__x86_64__)
+      cls_is64_ = true, machine_ = 62;
+#elif defined(__aarch64__)
+      cls_is64_ = true, machine_ = 183;
+#else
+      cls_is64_ = sizeof(void*) == 8, machine_ = 0;
+#endif
+    }
+    init_defaults();
+    tree_.objects.push_back(std::move(root));
+    if (tree_.objects[0].path) {
+      accept(0, std::move(*mapped));
+    } else {
+      search(0, -1);
+      if (tree_.objects[0].path) {
+        auto m = open_elf(*tree_.objects[0].path);
+        if (!m) return std::unexpected(m.error());
+        accept(0, std::move(*m));
+      }
+    }
+    // Breadth-first, as ld.so maps DT_NEEDED entries.
+    std::deque<int> queue{0};
+    while (!queue.empty() && tree_.objects.size() < kMaxObjects) {
+      const int i = queue.front();
+      queue.pop_front();
+      if (!tree_.objects[static_cast<size_t>(i)].elf) continue;
+      std::vector<std::pair<std::string, std::string>> wanted;  // name, companion note
+      for (const auto& n : tree_.objects[static_cast<size_t>(i)].elf->needed) {
+        wanted.emplace_back(n, "");
+      }
+      if (s_.companions) add_companions(i, wanted);
+      for (auto& [name, note] : wanted) {
+        LoadedObject o;
+        o.name = name;
+        o.parent = i;
+        o.companion = !note.empty();
+        o.companion_note = note;
+        tree_.objects.push_back(std::move(o));
+        const int c = static_cast<int>(tree_.objects.size() - 1);
+        tree_.objects[static_cast<size_t>(i)].children.push_back(c);
+        resolve(c, i);
+        if (tree_.objects[static_cast<size_t>(c)].path &&
+            tree_.objects[static_cast<size_t>(c)].same_as < 0) {
+          queue.push_back(c);
+        }
+      }
+    }
+    if (s_.symbols) check_symbols();
+    check_families();
+    for (auto& o : tree_.objects) {
+      if (o.severity == LoadSeverity::error) ++tree_.errors;
+      if (o.severity == LoadSeverity::warning) ++tree_.warnings;
+    }
+    return std::move(tree_);
+  }
+
+ private:
+  struct Parsed {
+    ElfInfo info;
+    std::vector<std::string> rodata_refs;  // companion names found in read-only data
+  };
+
+  Result<Parsed> open_elf(const std::string& path) {
+    auto m = fs_.map_file(path);
+    if (!m) return fail(fmt::format("{}: cannot read: {}", path, m.error().message));
+    auto e = parse_elf((*m)->bytes(), path, ElfParseOptions{.symbols = s_.symbols});
+    if (!e) return std::unexpected(e.error());
+    if (!*e) return fail(fmt::format("{}: not an ELF file", path));
+    Parsed p{std::move(**e), {}};
+    const std::string base = path_basename(path);
+    if (s_.companions && base.starts_with("libcudnn")) {
+      for (const char* prefix : {"libcublasLt.so.", "libnvrtc.so."}) {
+        for (auto& s : elf_find_strings((*m)->bytes(), prefix, 4)) {
+          // Only a bare soname ("libnvrtc.so.13"), not a longer message.
+          if (s.find_first_not_of("0123456789.", std::string_view(prefix).size()) ==
+                  std::string::npos &&
+              s.size() > std::string_view(prefix).size()) {
+            p.rodata_refs.push_back(std::move(s));
+          }
+        }
+      }
+    }
+    return p;
+  }
+
+  void init_defaults() {
+    const std::string trip = triplet_for(machine_, cls_is64_);
+    platform_ = s_.platform.empty() ? platform_for(machine_) : s_.platform;
+    if (!s_.lib.empty()) {
+      lib_ = s_.lib;
+    } else if (!trip.empty() && fs_.is_dir("/usr/lib/" + trip)) {
+      lib_ = "lib/" + trip;
+    } else {
+      lib_ = cls_is64_ ? "lib64" : "lib";
+    }
+    if (!s_.default_dirs.empty()) {
+      defaults_ = s_.default_dirs;
+    } else {
+      if (!trip.empty()) {
+        defaults_.push_back("/lib/" + trip);
+        defaults_.push_back("/usr/lib/" + trip);
+      }
+      if (cls_is64_) {
+        defaults_.push_back("/lib64");
+        defaults_.push_back("/usr/lib64");
+      }
+      defaults_.push_back("/lib");
+      defaults_.push_back("/usr/lib");
+    }
+  }
+
+  std::string display(int i) const {
+    const auto& o = tree_.objects[static_cast<size_t>(i)];
+    if (o.elf && o.elf->soname) return *o.elf->soname;
+    return path_basename(o.path.value_or(o.name));
+  }
+
+  // The NVIDIA companions object i loads at run time (dlopen), as names.
+  void add_companions(int i, std::vector<std::pair<std::string, std::string>>& wanted) {
+    const auto& o = tree_.objects[static_cast<size_t>(i)];
+    const std::string base = path_basename(o.path.value_or(o.name));
+    const std::string soname = o.elf && o.elf->soname ? *o.elf->soname : base;
+    auto add = [&](const std::string& name, const std::string& note) {
+      for (const auto& w : wanted) {
+        if (w.first == name) return;
+      }
+      if (name == soname) return;
+      wanted.emplace_back(name, note);
+    };
+    auto lib = kb_.library_from_file_name(soname);
+    if (lib && lib->first == "cudnn") {
+      const auto files = kb_.cudnn_library_files(lib->second, Os::linux);
+      for (const auto& f : files) {
+        add(f, fmt::format("cuDNN {} loads its sub-libraries at run time (dlopen)", lib->second));
+      }
+    }
+    if (lib && lib->first == "cublas" && lib->second > 0) {
+      if (auto lt = kb_.library_file_name("cublasLt", lib->second, Os::linux)) {
+        add(*lt, "cuBLAS needs cuBLASLt of the same version");
+      }
+    }
+    for (const auto& ref : rodata_refs_[i]) {
+      add(ref, ref.starts_with("libnvrtc") ? "cuDNN compiles run-time kernels with NVRTC (dlopen)"
+                                           : "cuDNN calls cuBLASLt through dlopen");
+    }
+    if (!libcuda_added_ && is_nvidia_cuda_lib(soname) && !soname.starts_with("libcuda.")) {
+      libcuda_added_ = true;
+      add("libcuda.so.1",
+          "the CUDA runtime inside " + soname + " loads the driver library at run time (dlopen)");
+    }
+  }
+
+  void accept(int i, Parsed p) {
+    auto& o = tree_.objects[static_cast<size_t>(i)];
+    if (o.path) {
+      auto rp = fs_.real_path(*o.path);
+      o.real_path = rp ? *rp : *o.path;
+      o.version = version_from_file_name(path_basename(o.real_path));
+    }
+    o.elf = std::move(p.info);
+    rodata_refs_[i] = std::move(p.rodata_refs);
+    if (o.elf->soname) loaded_[*o.elf->soname] = i;
+    loaded_[o.name] = i;
+    if (o.path) loaded_[*o.path] = i;
+  }
+
+  std::vector<SearchDir> search_list(int requester) const {
+    std::vector<SearchDir> dirs;
+    auto add_list = [&](SearchRule rule, const std::string& list, int owner,
+                        const std::string& detail) {
+      const std::string origin =
+          owner >= 0 ? path_dirname(tree_.objects[static_cast<size_t>(owner)].path.value_or("/"))
+                     : "";
+      for (const auto& d : split(list, ':')) {
+        if (d.empty()) continue;
+        if (owner < 0 && d.find("ORIGIN") != std::string::npos) continue;
+        dirs.push_back({rule, expand_dst(d, origin, lib_, platform_), detail});
+      }
+    };
+    const LoadedObject* req =
+        requester >= 0 ? &tree_.objects[static_cast<size_t>(requester)] : nullptr;
+    const bool req_has_runpath = req && req->elf && req->elf->runpath;
+    if (!req_has_runpath) {
+      for (int l = requester; l >= 0; l = tree_.objects[static_cast<size_t>(l)].parent) {
+        const auto& lo = tree_.objects[static_cast<size_t>(l)];
+        if (!lo.elf || !lo.elf->rpath || lo.elf->runpath) continue;
+        add_list(SearchRule::rpath, *lo.elf->rpath, l,
+                 fmt::format("DT_RPATH of {}{}: {}", display(l),
+                             l == requester ? "" : " (inherited along the loading chain)",
+                             *lo.elf->rpath));
+      }
+    }
+    for (const auto& d : s_.ld_library_path) {
+      if (!d.empty()) {
+        dirs.push_back(
+            {SearchRule::ld_library_path, expand_dst(d, "", lib_, platform_), "LD_LIBRARY_PATH"});
+      }
+    }
+    if (req_has_runpath) {
+      add_list(SearchRule::runpath, *req->elf->runpath, requester,
+               fmt::format("DT_RUNPATH of {}: {}", display(requester), *req->elf->runpath));
+    }
+    return dirs;
+  }
+
+  // Whether `path` is an ELF of our class and machine; else why not.
+  std::optional<std::string> unusable(const std::string& path) const {
+    auto m = fs_.map_file(path);
+    if (!m) return "cannot read: " + m.error().message;
+    auto e = parse_elf((*m)->bytes(), path);
+    if (!e) return "corrupt: " + e.error().message;
+    if (!*e) return std::string("not an ELF file");
+    if ((*e)->is_64 != cls_is64_ || (*e)->machine != machine_) {
+      return fmt::format("ELF {} {}, needed {} {}", class_name((*e)->is_64),
+                         elf_machine_name((*e)->machine), class_name(cls_is64_),
+                         elf_machine_name(machine_));
+    }
+    return std::nullopt;
+  }
+
+  // Files to try for `name` in `dir`: glibc-hwcaps subdirectories first.
+  std::vector<std::string> files_in(const std::string& dir, const std::string& name) const {
+    std::vector<std::string> out;
+    for (const auto& h : s_.hwcaps) out.push_back(path_join(dir, "glibc-hwcaps/" + h + "/" + name));
+    out.push_back(path_join(dir, name));
+    return out;
+  }
+
+  void consider(LoadedObject& o, const std::string& path, SearchRule rule,
+                const std::string& detail, std::set<std::string>& seen_real) {
+    auto st = fs_.stat(path);
+    if (!st || st->type != FileType::regular) return;
+    auto rp = fs_.real_path(path);
+    const std::string real = rp ? *rp : path;
+    if (!seen_real.insert(real).second) return;  // same file by another path
+    if (auto why = unusable(path)) {
+      o.rejected.push_back({path, rule, *why});
+      return;
+    }
+    if (!o.path) {
+      o.path = path;
+      o.rule = rule;
+      o.rule_detail = detail;
+    } else {
+      o.shadowed.push_back({path, rule, detail});
+    }
+  }
+
+  void search(int i, int requester) {
+    auto& o = tree_.objects[static_cast<size_t>(i)];
+    std::set<std::string> seen_real;
+    if (o.name.find('/') != std::string::npos) {
+      const std::string origin =
+          requester >= 0
+              ? path_dirname(tree_.objects[static_cast<size_t>(requester)].path.value_or("/"))
+              : "";
+      const std::string p = expand_dst(o.name, origin, lib_, platform_);
+      o.searched.push_back(p);
+      consider(o, p, SearchRule::path, "the name contains a '/'", seen_real);
+    } else {
+      for (const auto& d : search_list(requester)) {
+        o.searched.push_back(d.dir + "  (" + d.detail + ")");
+        for (const auto& f : files_in(d.dir, o.name)) consider(o, f, d.rule, d.detail, seen_real);
+      }
+      if (s_.cache) {
+        o.searched.push_back("/etc/ld.so.cache");
+        for (const auto& e : s_.cache->entries) {
+          if (e.soname != o.name) continue;
+          // ld.so skips cache entries of another ABI by their flags, without
+          // opening them: so do we (they are not "rejected" copies).
+          if (machine_ == 62 && cls_is64_ && !e.is_64bit_x86()) continue;
+          if (unusable(e.path)) continue;
+          consider(o, e.path, SearchRule::ld_cache, "/etc/ld.so.cache", seen_real);
+        }
+      }
+      for (const auto& d : defaults_) {
+        o.searched.push_back(d + "  (default directory)");
+        for (const auto& f : files_in(d, o.name)) {
+          consider(o, f, SearchRule::default_dirs, "default directory " + d, seen_real);
+        }
+      }
+    }
+    if (o.path) return;
+    o.missing = true;
+    o.rule = SearchRule::not_found;
+    const std::string who =
+        requester >= 0 ? fmt::format(" (needed by {})", display(requester)) : std::string();
+    if (!o.rejected.empty()) {
+      o.wrong_class = true;
+      o.problem = fmt::format(
+          "{}{}: only unusable copies found: {} ({}). Install the {} {} build of the library.",
+          o.name, who, o.rejected[0].path, o.rejected[0].note, class_name(cls_is64_),
+          elf_machine_name(machine_));
+    } else {
+      o.problem = fmt::format("{}{} was not found on the search path", o.name, who);
+      // A copy in an ld.so.conf directory the cache does not know: stale cache.
+      for (const auto& d : s_.conf_dirs) {
+        const std::string p = path_join(d, o.name);
+        if (fs_.is_file(p) && !unusable(p)) {
+          o.problem += fmt::format(
+              "; a copy exists in {} (listed in /etc/ld.so.conf) but /etc/ld.so.cache does not "
+              "have it: run `sudo ldconfig`",
+              d);
+          break;
+        }
+      }
+      if (o.problem.find("ldconfig") == std::string::npos) {
+        o.problem +=
+            ". Install it, or add its directory to LD_LIBRARY_PATH (or to "
+            "/etc/ld.so.conf.d/ and run `sudo ldconfig`)";
+      }
+    }
+    const bool driver = o.name.starts_with("libcuda.so");
+    o.severity = driver ? LoadSeverity::warning : LoadSeverity::error;
+    if (driver) o.problem += " (no NVIDIA driver on this system? CUDA calls will fail at run time)";
+  }
+
+  void resolve(int i, int requester) {
+    auto& o = tree_.objects[static_cast<size_t>(i)];
+    // Already loaded: by soname, requested name or path.
+    auto it = loaded_.find(o.name);
+    if (it == loaded_.end() &&
+        std::find(s_.preloaded.begin(), s_.preloaded.end(), o.name) != s_.preloaded.end()) {
+      o.rule = SearchRule::already_loaded;
+      o.rule_detail = "preloaded in the process";
+      o.path = o.name;
+      o.same_as = -2;
+      return;
+    }
+    if (it != loaded_.end()) {
+      o.rule = SearchRule::already_loaded;
+      o.same_as = it->second;
+      o.path = tree_.objects[static_cast<size_t>(it->second)].path;
+      o.real_path = tree_.objects[static_cast<size_t>(it->second)].real_path;
+      o.rule_detail = "already loaded as " + display(it->second);
+      return;
+    }
+    search(i, requester);
+    auto& o2 = tree_.objects[static_cast<size_t>(i)];
+    if (!o2.path) return;
+    auto p = open_elf(*o2.path);
+    if (!p) {
+      o2.problem = p.error().message;
+      o2.severity = LoadSeverity::error;
+      return;
+    }
+    accept(i, std::move(*p));
+  }
+
+  void check_symbols() {
+    std::unordered_set<std::string_view> defined;
+    std::map<std::string, const ElfInfo*> by_soname;
+    bool all_found = true;
+    for (const auto& o : tree_.objects) {
+      // A missing run-time companion (dlopen'ed separately, e.g. libcuda.so.1)
+      // does not make the import-table symbols unresolvable.
+      if (o.missing && !o.companion) all_found = false;
+      if (!o.elf || o.same_as != -1) continue;
+      for (const auto& s : o.elf->dynamic_symbols) {
+        if (s.defined) defined.insert(s.name);
+      }
+      if (o.elf->soname) by_soname[*o.elf->soname] = &*o.elf;
+      by_soname[o.name] = &*o.elf;
+    }
+    for (auto& o : tree_.objects) {
+      if (!o.elf || o.same_as != -1) continue;
+      // Undefined symbols: meaningful only when every dependency was found.
+      if (all_found) {
+        for (const auto& s : o.elf->dynamic_symbols) {
+          if (s.defined || s.weak || defined.count(s.name)) continue;
+          o.missing_symbols.push_back(s.name);
+        }
+      }
+      for (const auto& need : o.elf->version_needs) {
+        auto it = by_soname.find(need.file);
+        if (it == by_soname.end() || it->second->version_defs.empty()) continue;
+        for (const auto& v : need.versions) {
+          const auto& defs = it->second->version_defs;
+          if (std::find(defs.begin(), defs.end(), v) == defs.end()) {
+            o.missing_versions.push_back(fmt::format("{} from {}", v, need.file));
+          }
+        }
+      }
+      if (!o.missing_symbols.empty()) {
+        std::vector<std::string> shown(
+            o.missing_symbols.begin(),
+            o.missing_symbols.begin() +
+                static_cast<ptrdiff_t>(std::min(o.missing_symbols.size(), kMaxListedSymbols)));
+        add_problem(o, fmt::format("{} undefined symbol(s) that no loaded library defines: {}{} "
+                                   "(\"undefined symbol\" at load time; a dependency is an older "
+                                   "or different build than the one it was linked against)",
+                                   o.missing_symbols.size(), join(shown, ", "),
+                                   o.missing_symbols.size() > shown.size() ? ", ..." : ""));
+      }
+      if (!o.missing_versions.empty()) {
+        add_problem(o, fmt::format("required symbol versions not provided: {} (\"version `X' not "
+                                   "found\"; install a newer build of that library or rebuild "
+                                   "against the older one)",
+                                   join(o.missing_versions, ", ")));
+      }
+    }
+  }
+
+  void check_families() {
+    std::map<std::string, std::map<std::string, std::vector<int>>>
+        fam;  // family -> version -> objs
+    for (size_t i = 0; i < tree_.objects.size(); ++i) {
+      const auto& o = tree_.objects[i];
+      if (!o.elf || o.same_as != -1 || o.version.empty()) continue;
+      const std::string f = family_of(path_basename(o.real_path));
+      if (!f.empty()) fam[f][o.version].push_back(static_cast<int>(i));
+    }
+    for (const auto& [family, versions] : fam) {
+      if (versions.size() < 2) continue;
+      std::vector<std::string> parts;
+      for (const auto& [v, objs] : versions) {
+        for (int i : objs) {
+          parts.push_back(fmt::format("{} {}", tree_.objects[static_cast<size_t>(i)].real_path, v));
+        }
+      }
+      const std::string text = fmt::format(
+          "{} libraries of different versions are mixed: {}. Install one complete "
+          "release and remove the other copies from the search path",
+          family, join(parts, "; "));
+      for (const auto& [v, objs] : versions) {
+        for (int i : objs) {
+          auto& o = tree_.objects[static_cast<size_t>(i)];
+          o.family_mismatch = text;
+          add_problem(o, text);
+        }
+      }
+    }
+  }
+
+  static void add_problem(LoadedObject& o, const std::string& text) {
+    o.problem = o.problem.empty() ? text : o.problem + "; " + text;
+    o.severity = LoadSeverity::error;
+  }
+
+  const FileSystem& fs_;
+  const Kb& kb_;
+  const LinuxLoaderSettings& s_;
+  LoadTree tree_;
+  bool cls_is64_ = true;
+  uint16_t machine_ = 0;
+  std::string lib_, platform_;
+  std::vector<std::string> defaults_;
+  std::map<std::string, int> loaded_;
+  std::map<int, std::vector<std::string>> rodata_refs_;
+  bool libcuda_added_ = false;
+};
+
+}  // namespace
+
+std::string_view search_rule_name(SearchRule rule) {
+  switch (rule) {
+    case SearchRule::path: return "path";
+    case SearchRule::already_loaded: return "already loaded";
+    case SearchRule::rpath: return "DT_RPATH";
+    case SearchRule::ld_library_path: return "LD_LIBRARY_PATH";
+    case SearchRule::runpath: return "DT_RUNPATH";
+    case SearchRule::ld_cache: return "ld.so.cache";
+    case SearchRule::default_dirs: return "default directory";
+    case SearchRule::not_found: return "not found";
+  }
+  return "?";
+}
+
+std::string expand_dst(std::string_view dir, const std::string& origin, const std::string& lib,
+                       const std::string& platform) {
+  std::string out;
+  for (size_t i = 0; i < dir.size();) {
+    if (dir[i] != '$') {
+      out += dir[i++];
+      continue;
+    }
+    std::string_view rest = dir.substr(i + 1);
+    bool matched = false;
+    for (const auto& [token, value] :
+         {std::pair<std::string_view, const std::string*>{"ORIGIN", &origin},
+          {"LIB", &lib},
+          {"PLATFORM", &platform}}) {
+      const std::string braced = "{" + std::string(token) + "}";
+      size_t len = 0;
+      if (rest.starts_with(braced)) {
+        len = braced.size();
+      } else if (rest.starts_with(token)) {
+        // $ORIGINX is not $ORIGIN followed by X: the token must end there.
+        const size_t e = token.size();
+        if (e < rest.size() &&
+            (std::isalnum(static_cast<unsigned char>(rest[e])) || rest[e] == '_')) {
+          continue;
+        }
+        len = token.size();
+      } else {
+        continue;
+      }
+      out += *value;
+      i += 1 + len;
+      matched = true;
+      break;
+    }
+    if (!matched) out += dir[i++];
+  }
+  return path_normalize(out);
+}
+
+Result<LoadTree> model_linux_load(const FileSystem& fs, const Kb& kb,
+                                  const std::string& file_or_name,
+                                  const LinuxLoaderSettings& settings) {
+  Modeler m(fs, kb, settings);
+  return m.run(file_or_name);
+}
+
+}  // namespace dlenv

@@ -1,0 +1,113 @@
+// The Linux/glibc dynamic loader's search, modelled as data: for a file (or a
+// library name) it resolves every DT_NEEDED entry breadth-first the way ld.so
+// does, plus the companions NVIDIA libraries dlopen at run time, and records
+// for each the file chosen, the rule that chose it, the copies it shadowed and
+// what is wrong (missing, wrong ELF class/machine, undefined symbols, missing
+// symbol versions, mixed versions within one library family). It only reads
+// files through FileSystem (so it works under --root) and never executes or
+// loads the inspected file.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "binfmt/elf.h"
+#include "binfmt/ldcache.h"
+#include "kb/kb.h"
+#include "platform/filesystem.h"
+#include "util/result.h"
+
+namespace dlenv {
+
+// The search rules, in the order ld.so applies them (ld.so(8)).
+enum class SearchRule {
+  path,             // the name contains a '/': used as is ($ORIGIN... expanded)
+  already_loaded,   // an object with this soname/name is already in the process
+  rpath,            // DT_RPATH of the loading chain (only when the requester has no DT_RUNPATH)
+  ld_library_path,  // LD_LIBRARY_PATH
+  runpath,          // DT_RUNPATH of the requesting object only (not inherited)
+  ld_cache,         // /etc/ld.so.cache
+  default_dirs,     // the built-in trusted directories
+  not_found,
+};
+
+// "DT_RPATH", "LD_LIBRARY_PATH", "ld.so.cache", ...
+std::string_view search_rule_name(SearchRule rule);
+
+struct LinuxLoaderSettings {
+  std::vector<std::string> ld_library_path;
+  std::optional<LdCache> cache;
+  // Empty: the defaults for the root object's machine (multiarch dir, /lib64 and
+  // /usr/lib64 for 64-bit, /lib, /usr/lib).
+  std::vector<std::string> default_dirs;
+  // Directories of /etc/ld.so.conf: not searched by ld.so itself (only through
+  // the cache) but used to explain a miss ("present in X but the cache is stale").
+  std::vector<std::string> conf_dirs;
+  std::string platform;  // $PLATFORM; empty: from the machine ("x86_64", "aarch64", "i686")
+  std::string lib;       // $LIB; empty: "lib/<triplet>" when that dir exists, else lib64/lib
+  // glibc-hwcaps subdirectory names the CPU supports, best first (e.g.
+  // "x86-64-v3", "x86-64-v2"): each searched directory is tried as
+  // DIR/glibc-hwcaps/NAME/ before DIR/.
+  std::vector<std::string> hwcaps;
+  // Sonames (or paths) already loaded in the process before the root.
+  std::vector<std::string> preloaded;
+  bool companions = true;  // add NVIDIA run-time companions
+  bool symbols = true;     // check undefined symbols and symbol versions
+};
+
+struct LoadCandidate {
+  std::string path;
+  SearchRule rule = SearchRule::not_found;
+  std::string note;  // for rejected ones: why ("ELF class 32-bit, needed 64-bit")
+};
+
+enum class LoadSeverity { none, warning, error };
+
+struct LoadedObject {
+  std::string name;            // as requested: DT_NEEDED string, dlopen name or the root's path
+  int parent = -1;             // the object that needs it (-1: the root)
+  bool companion = false;      // dlopen'ed at run time, absent from the import table
+  std::string companion_note;  // "cuDNN 9 loads its sub-libraries at run time"
+  SearchRule rule = SearchRule::not_found;
+  std::string rule_detail;              // e.g. "DT_RUNPATH of libcudnn.so.9: $ORIGIN"
+  std::optional<std::string> path;      // the chosen file (logical path)
+  std::string real_path;                // symlinks resolved
+  int same_as = -1;                     // already loaded: index of that object
+  std::vector<LoadCandidate> shadowed;  // other usable copies further down the search
+  std::vector<LoadCandidate> rejected;  // files found but unusable (wrong class, not ELF...)
+  std::vector<std::string> searched;    // every directory tried, in order
+  std::vector<int> children;
+  std::optional<ElfInfo> elf;
+  std::string version;  // from the real file name (libcudnn_ops.so.9.1.0 -> "9.1.0")
+  // Flags.
+  bool missing = false;
+  bool wrong_class = false;                   // only wrong-class/machine copies exist
+  std::vector<std::string> missing_symbols;   // undefined, non-weak, defined nowhere loaded
+  std::vector<std::string> missing_versions;  // "GLIBC_2.38 from libc.so.6"
+  std::string family_mismatch;
+  std::string problem;  // the explanation with the fix, when something is wrong
+  LoadSeverity severity = LoadSeverity::none;
+};
+
+struct LoadTree {
+  std::vector<LoadedObject> objects;  // [0] is the root, then breadth-first load order
+  int errors = 0;
+  int warnings = 0;
+};
+
+// Resolves `file_or_name`: a path (anything with a '/') is the root object; a
+// bare name is looked up as dlopen(name) from a program without RPATH/RUNPATH.
+// Error only when the root itself cannot be read or is not a usable ELF file.
+Result<LoadTree> model_linux_load(const FileSystem& fs, const Kb& kb,
+                                  const std::string& file_or_name,
+                                  const LinuxLoaderSettings& settings);
+
+// Expands $ORIGIN, $LIB and $PLATFORM (and their ${...} forms) in one
+// RPATH/RUNPATH element. `origin` is the directory of the object holding it.
+std::string expand_dst(std::string_view dir, const std::string& origin, const std::string& lib,
+                       const std::string& platform);
+
+}  // namespace dlenv
