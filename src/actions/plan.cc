@@ -1110,14 +1110,22 @@ Result<Plan> make_plan(const PlanInputs& inputs, const Kb& kb) {
   std::stable_sort(combos.begin(), combos.end(), [&](const Combo& a, const Combo& b) {
     return score(a, prefer_low) > score(b, prefer_low);
   });
-  std::set<std::string> seen;
-  for (const auto& c : combos) {
-    PlanOption o = make_option(e, c, specs);
-    std::string key;
-    for (const auto& f : o.frameworks) key += f.framework + f.version + f.build + ";";
-    if (!seen.insert(key).second) continue;
-    plan.options.push_back(std::move(o));
-    if (plan.options.size() >= 8) break;
+  // Best first; then the best of each other set of builds (another CUDA), then the rest.
+  std::set<std::string> seen, seen_builds;
+  for (int pass = 0; pass < 2 && plan.options.size() < 8; ++pass) {
+    for (const auto& c : combos) {
+      std::string key, builds;
+      for (const auto* p : c.parts) {
+        key += p->framework + p->version + p->build + ";";
+        builds += p->build + ";";
+      }
+      if (seen.contains(key)) continue;
+      if (pass == 0 && seen_builds.contains(builds)) continue;
+      seen.insert(key);
+      seen_builds.insert(builds);
+      plan.options.push_back(make_option(e, c, specs));
+      if (plan.options.size() >= 8) break;
+    }
   }
   for (auto& o : plan.options) {
     if (!o.confident) {
