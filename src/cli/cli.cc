@@ -8,6 +8,7 @@
 
 #include "cli/deps.h"
 #include "cli/plan_cmd.h"
+#include "cli/verify_cmd.h"
 #include "kb/kb.h"
 #include "platform/env.h"
 #include "platform/filesystem.h"
@@ -202,6 +203,22 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   std::string explain_id;
   bool explain_all = false, explain_md = false;
   std::string explain_kb;
+  VerifyCliOptions verify_opts;
+  auto* ver = app.add_subcommand(
+      "verify",
+      "Run real work on every GPU (copies, GEMM), check results against the CPU, time it");
+  ver->add_option("--libs", verify_opts.libs,
+                  "Which cuBLAS: auto (the pip wheel your Python would load, else the toolkit), "
+                  "toolkit, or a directory")
+      ->type_name("auto|toolkit|DIR");
+  ver->add_option("--device", verify_opts.device, "GPU index or 'all'")->type_name("N|all");
+  ver->add_flag("--full", verify_opts.full,
+                "Bigger problems (8192³ GEMM, 1 GiB copies), more runs");
+  bool quick = false;
+  ver->add_flag("--quick", quick, "The default: a few seconds in all");
+  ver->add_flag("--json", verify_opts.json, "Machine-readable result (schema dlenv.verify/1)");
+  ver->add_option("--kb", verify_opts.kb_dir, "Knowledge base directory")->type_name("DIR");
+
   PlanCliOptions plan_o;
   auto* plan = app.add_subcommand(
       "plan", "Choose the framework build, CUDA, cuDNN and driver that fit together");
@@ -265,9 +282,10 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   }
 
   try {
-    if (*plan) return run_plan(plan_o, out, err);
     if (*deps) return run_deps(deps_o, out, err);
     if (*load) return run_load(load_o, out, err);
+    if (*ver) return run_verify_command(verify_opts, out, err);
+    if (*plan) return run_plan(plan_o, out, err);
     if (*exp) {
       auto kb = explain_kb.empty() ? Kb::load_embedded() : Kb::load_dir(explain_kb);
       if (!kb) {

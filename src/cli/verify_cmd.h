@@ -1,0 +1,19 @@
+// `dlenv verify`: the CLI side (library choice, output, exit code).
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+namespace dlenv {
+
+struct VerifyCliOptions {
+  std::string libs = "auto";  // auto | toolkit | DIR
+  std::string device = "all";
+  bool full = false;
+  bool json = false;
+  std::string kb_dir;
+};
+
+int run_verify_command(const VerifyCliOptions& o, std::ostream& out, std::ostream& err);
+
+}  // namespace dlenv

@@ -1,0 +1,64 @@
+// Host-side numerics for `dlenv verify`: fp16/bf16 conversion, deterministic
+// inputs, the CPU reference for GEMM (sampled), per-dtype tolerances, and a
+// CPU GEMM benchmark for the GPU/CPU ratio. No GPU needed: unit-tested in CI.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dlenv {
+
+enum class DType { fp32, tf32, fp16, bf16 };
+const char* dtype_name(DType t);
+
+uint16_t float_to_half(float f);  // round to nearest even
+float half_to_float(uint16_t h);
+uint16_t float_to_bf16(float f);  // round to nearest even
+float bf16_to_float(uint16_t b);
+
+// Deterministic inputs in [-1, 1] that are exact in every dtype (multiples of 1/64).
+std::vector<float> gemm_input(size_t count, uint32_t seed);
+
+// Converts a float matrix to the bytes the GPU gets for `t` (fp32/tf32: 4 bytes each).
+std::vector<uint8_t> to_device_bytes(const std::vector<float>& v, DType t);
+// Reads element i of a device-format output buffer back as float.
+float from_device_bytes(const std::vector<uint8_t>& bytes, size_t i, DType t);
+
+// Column-major C = A(m x k) * B(k x n): one element, in double.
+double reference_element(const std::vector<float>& a, const std::vector<float>& b, int m, int n,
+                         int k, int row, int col);
+
+// Allowed |got - want| = rel * |want| + abs for a k-long dot product of inputs in [-1, 1].
+struct Tolerance {
+  double rel = 0;
+  double abs = 0;
+  double allowed(double want) const;
+};
+Tolerance gemm_tolerance(DType t, int k);
+
+struct CheckResult {
+  size_t checked = 0;
+  size_t bad = 0;
+  double max_abs_err = 0;
+  Tolerance tolerance;
+  std::string first_bad;  // "C[12,40] = 3.5, expected 1.25"
+  bool ok() const { return checked > 0 && bad == 0; }
+};
+
+// Compares `samples` pseudo-random elements of C (all of them when m*n <= samples).
+CheckResult check_gemm(const std::vector<float>& a, const std::vector<float>& b,
+                       const std::vector<uint8_t>& c_device, DType out_type, DType math, int m,
+                       int n, int k, size_t samples);
+
+// TFLOP/s of an m x n x k GEMM that took `ms`.
+double gemm_tflops(int m, int n, int k, double ms);
+// GB/s of moving `bytes` in `ms` (10^9 bytes).
+double bandwidth_gbs(size_t bytes, double ms);
+
+// A cache-blocked, multi-threaded fp32 GEMM on the CPU: GFLOP/s for n x n x n.
+double cpu_gemm_gflops(int n, int threads);
+// The same kernel, for tests: column-major C = A * B.
+void cpu_sgemm(const float* a, const float* b, float* c, int m, int n, int k, int threads);
+
+}  // namespace dlenv

@@ -1,0 +1,103 @@
+#include "gpu/numeric.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace dlenv {
+namespace {
+
+TEST(Half, RoundTripsExactValuesAndRoundsToNearestEven) {
+  for (float f : {0.0f, 1.0f, -1.0f, 0.5f, 65504.0f, -2.0f, 0.015625f, 6.1035156e-05f}) {
+    EXPECT_EQ(half_to_float(float_to_half(f)), f) << f;
+  }
+  EXPECT_EQ(float_to_half(1.0f), 0x3c00);
+  EXPECT_EQ(float_to_half(-2.0f), 0xc000);
+  EXPECT_EQ(float_to_half(1e6f), 0x7c00);                   // overflow -> inf
+  EXPECT_EQ(half_to_float(0x0001), 5.9604645e-08f);         // smallest subnormal
+  EXPECT_EQ(float_to_half(1.0f + 1.0f / 2048.0f), 0x3c00);  // tie -> even
+  EXPECT_EQ(float_to_half(1.0f + 3.0f / 2048.0f), 0x3c02);  // tie -> even (up)
+  EXPECT_TRUE(std::isnan(half_to_float(float_to_half(NAN))));
+}
+
+TEST(Bf16, RoundTripsAndRounds) {
+  for (float f : {0.0f, 1.0f, -1.0f, 0.5f, 3.0e38f, 0.015625f}) {
+    EXPECT_NEAR(bf16_to_float(float_to_bf16(f)), f, std::fabs(f) / 128.0f) << f;
+  }
+  EXPECT_EQ(float_to_bf16(1.0f), 0x3f80);
+  EXPECT_EQ(float_to_bf16(1.0f + 1.0f / 256.0f), 0x3f80);  // tie -> even
+  EXPECT_TRUE(std::isnan(bf16_to_float(float_to_bf16(NAN))));
+}
+
+TEST(GemmInput, IsExactInEveryType) {
+  auto v = gemm_input(1000, 7);
+  for (float f : v) {
+    EXPECT_LE(std::fabs(f), 1.0f);
+    EXPECT_EQ(half_to_float(float_to_half(f)), f);
+    EXPECT_EQ(bf16_to_float(float_to_bf16(f)), f);
+  }
+  EXPECT_NE(gemm_input(10, 1), gemm_input(10, 2));
+}
+
+TEST(CheckGemm, AcceptsACorrectProductAndCatchesAWrongElement) {
+  const int m = 37, n = 29, k = 41;
+  auto a = gemm_input(m * k, 1), b = gemm_input(k * n, 2);
+  std::vector<float> c(m * n);
+  cpu_sgemm(a.data(), b.data(), c.data(), m, n, k, 3);
+  auto bytes = to_device_bytes(c, DType::fp32);
+  auto ok = check_gemm(a, b, bytes, DType::fp32, DType::fp32, m, n, k, 10000);
+  EXPECT_TRUE(ok.ok()) << ok.first_bad;
+  EXPECT_EQ(ok.checked, size_t(m * n));
+  c[5 * m + 3] += 0.01f;
+  auto bad =
+      check_gemm(a, b, to_device_bytes(c, DType::fp32), DType::fp32, DType::fp32, m, n, k, 10000);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_EQ(bad.bad, 1u);
+  EXPECT_NE(bad.first_bad.find("C[3,5]"), std::string::npos) << bad.first_bad;
+}
+
+TEST(CheckGemm, TransposedOutputIsCaught) {
+  const int m = 16, n = 16, k = 16;
+  auto a = gemm_input(m * k, 3), b = gemm_input(k * n, 4);
+  std::vector<float> c(m * n), t(m * n);
+  cpu_sgemm(a.data(), b.data(), c.data(), m, n, k, 1);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) t[j * m + i] = c[i * m + j];
+  EXPECT_FALSE(
+      check_gemm(a, b, to_device_bytes(t, DType::fp32), DType::fp32, DType::fp32, m, n, k, 1000)
+          .ok());
+}
+
+TEST(CheckGemm, Fp16OutputWithinItsToleranceAndNanIsBad) {
+  const int m = 8, n = 8, k = 512;
+  auto a = gemm_input(m * k, 5), b = gemm_input(k * n, 6);
+  std::vector<float> c(m * n);
+  cpu_sgemm(a.data(), b.data(), c.data(), m, n, k, 1);
+  auto h = to_device_bytes(c, DType::fp16);  // output rounded to fp16
+  EXPECT_TRUE(check_gemm(a, b, h, DType::fp16, DType::fp16, m, n, k, 1000).ok());
+  c[0] = NAN;
+  EXPECT_FALSE(
+      check_gemm(a, b, to_device_bytes(c, DType::fp16), DType::fp16, DType::fp16, m, n, k, 1000)
+          .ok());
+}
+
+TEST(CheckGemm, SamplesLargeProblems) {
+  const int m = 300, n = 300, k = 8;
+  auto a = gemm_input(m * k, 8), b = gemm_input(k * n, 9);
+  std::vector<float> c(m * n);
+  cpu_sgemm(a.data(), b.data(), c.data(), m, n, k, 2);
+  auto r =
+      check_gemm(a, b, to_device_bytes(c, DType::fp32), DType::fp32, DType::fp32, m, n, k, 100);
+  EXPECT_EQ(r.checked, 100u);
+  EXPECT_TRUE(r.ok());
+}
+
+TEST(Math, ThroughputFormulas) {
+  EXPECT_DOUBLE_EQ(gemm_tflops(1000, 1000, 1000, 1.0), 2.0);
+  EXPECT_DOUBLE_EQ(bandwidth_gbs(1000000000, 1000.0), 1.0);
+  EXPECT_EQ(gemm_tflops(1, 1, 1, 0), 0);
+  EXPECT_GT(cpu_gemm_gflops(64, 2), 0.0);
+}
+
+}  // namespace
+}  // namespace dlenv

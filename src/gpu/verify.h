@@ -1,0 +1,96 @@
+// `dlenv verify`: real work on each GPU through the user's own CUDA libraries,
+// every result checked against a CPU reference, speed next to the GPU's peak
+// and a CPU GEMM measured on the same machine.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpu/numeric.h"
+#include "kb/kb.h"
+#include "util/version.h"
+
+namespace dlenv {
+
+struct VerifyOptions {
+  std::vector<std::string> cuda_candidates;  // empty: libcuda.so.1, libcuda.so
+  std::string cublas_dir;                    // empty: by soname through the loader
+  int cuda_major = 0;                        // for the cuBLAS soname; 0: from the driver
+  int device = -1;                           // -1: every GPU
+  bool full = false;                         // --full: bigger problems, more iterations
+  const Kb* kb = nullptr;                    // for peaks (may be null)
+  int gemm_n = 0;                            // override the GEMM size (tests); 0: by mode
+  size_t copy_bytes = 0;                     // override the copy size (tests); 0: by mode
+  int cpu_gemm_n = 0;                        // override the CPU GEMM size (tests)
+};
+
+struct VerifyProblem {
+  std::string id;        // finding id (failure catalog where one fits)
+  std::string severity;  // "error" / "warning" / "info"
+  std::string text;
+  std::string fix;
+};
+
+struct BandwidthResult {
+  std::string name;  // "host-to-device pinned", ...
+  size_t bytes = 0;
+  int iterations = 0;
+  double ms = 0;  // per copy
+  double gbs = 0;
+  double peak_gbs = 0;  // 0 when unknown
+  std::string error;
+};
+
+struct GemmResult {
+  DType type = DType::fp32;
+  int m = 0, n = 0, k = 0;
+  int iterations = 0;
+  double ms = 0;  // per GEMM
+  double tflops = 0;
+  double peak_tflops = 0;   // dense peak from the KB; 0 when unknown
+  CheckResult small_check;  // odd-shaped problem, every element checked
+  CheckResult large_check;  // the timed problem, sampled
+  std::string error;
+};
+
+struct DeviceResult {
+  int index = 0;
+  std::string name;
+  Version compute_capability;
+  uint64_t memory_bytes = 0;
+  double context_ms = 0;
+  std::vector<BandwidthResult> bandwidth;
+  std::vector<GemmResult> gemm;
+};
+
+struct VerifyResult {
+  std::string cuda_library;
+  std::string cublas_library;
+  std::string cublaslt_library;
+  int cublas_version = 0;
+  int driver_cuda_version = 0;
+  bool no_gpu = false;
+  std::vector<DeviceResult> devices;
+  double cpu_gemm_gflops = 0;
+  int cpu_threads = 0;
+  int cpu_gemm_n = 0;
+  std::vector<VerifyProblem> problems;
+  double wall_ms = 0;
+};
+
+VerifyResult run_verify(const VerifyOptions& options);
+
+// Peaks for a GPU name from the KB's gpu_peaks.json (dense, no sparsity).
+struct GpuPeaks {
+  double fp32 = 0, tf32 = 0, fp16 = 0, bf16 = 0, fp8 = 0;  // TFLOP/s
+  double memory_gbs = 0;
+  std::string source;
+  bool confirmed = false;
+};
+std::optional<GpuPeaks> gpu_peaks(const Kb& kb, const std::string& gpu_name);
+
+std::string render_verify_text(const VerifyResult& r);
+std::string render_verify_json(const VerifyResult& r);
+
+}  // namespace dlenv

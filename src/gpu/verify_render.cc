@@ -1,0 +1,175 @@
+// Peaks lookup and the text/JSON forms of a verify result.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "gpu/verify.h"
+#include "util/strings.h"
+
+namespace dlenv {
+
+std::optional<GpuPeaks> gpu_peaks(const Kb& kb, const std::string& gpu_name) {
+  auto text = kb.file_text("gpu_peaks.json");
+  if (!text) return std::nullopt;
+  try {
+    auto doc = nlohmann::json::parse(*text);
+    const nlohmann::json* best = nullptr;
+    for (const auto& g : doc.at("gpus")) {
+      if (to_lower(g.at("name").get<std::string>()) == to_lower(gpu_name)) best = &g;
+    }
+    if (!best) return std::nullopt;
+    GpuPeaks p;
+    p.fp32 = best->value("fp32", 0.0);
+    p.tf32 = best->value("tf32", 0.0);
+    p.fp16 = best->value("fp16", 0.0);
+    p.bf16 = best->value("bf16", 0.0);
+    p.fp8 = best->value("fp8", 0.0);
+    p.memory_gbs = best->value("memory_gbs", 0.0);
+    p.source = best->value("source", "");
+    p.confirmed = best->value("confirmed", false);
+    return p;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+namespace {
+
+// A number with `decimals` digits after the point (no format strings from variables).
+std::string num(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string pad_left(std::string s, size_t width) {
+  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
+}
+
+std::string check_text(const CheckResult& c) {
+  if (c.checked == 0) return "not checked";
+  if (c.ok()) return "ok (" + std::to_string(c.checked) + " checked)";
+  return "WRONG: " + std::to_string(c.bad) + "/" + std::to_string(c.checked) + " (" + c.first_bad +
+         ")";
+}
+
+nlohmann::ordered_json check_json(const CheckResult& c) {
+  return {{"checked", c.checked},
+          {"bad", c.bad},
+          {"max_abs_err", c.max_abs_err},
+          {"tolerance_rel", c.tolerance.rel},
+          {"tolerance_abs", c.tolerance.abs},
+          {"first_bad", c.first_bad},
+          {"ok", c.ok()}};
+}
+
+}  // namespace
+
+std::string render_verify_text(const VerifyResult& r) {
+  std::string s = "dlenv verify\n\n";
+  s +=
+      "  libcuda   " + (r.cuda_library.empty() ? std::string("not loaded") : r.cuda_library) + "\n";
+  if (r.driver_cuda_version) {
+    s += "  driver    CUDA " + Version::from_cuda_int(r.driver_cuda_version).str() + "\n";
+  }
+  if (!r.cublas_library.empty()) {
+    s +=
+        "  cuBLAS    " + r.cublas_library + " (version " + std::to_string(r.cublas_version) + ")\n";
+    s += "  cuBLASLt  " + r.cublaslt_library + "\n";
+  }
+  s += "  CPU GEMM  " + num(r.cpu_gemm_gflops, 1) + " GFLOP/s fp32 (" +
+       std::to_string(r.cpu_gemm_n) + "³, " + std::to_string(r.cpu_threads) + " threads)\n";
+  for (const auto& d : r.devices) {
+    s += "\nGPU " + std::to_string(d.index) + ": " + d.name + "  cc " + d.compute_capability.str() +
+         "  " + human_bytes(d.memory_bytes) + "  context " + num(d.context_ms, 1) + " ms\n";
+    for (const auto& b : d.bandwidth) {
+      s += "  copy " + b.name + std::string(b.name.size() < 24 ? 24 - b.name.size() : 1, ' ');
+      if (!b.error.empty()) {
+        s += "FAILED: " + b.error + "\n";
+        continue;
+      }
+      s += pad_left(num(b.gbs, 1), 8) + " GB/s";
+      if (b.peak_gbs > 0) s += "   (memory peak " + num(b.peak_gbs, 0) + " GB/s)";
+      s += "\n";
+    }
+    for (const auto& g : d.gemm) {
+      std::string label =
+          std::string("  GEMM ") + dtype_name(g.type) + " " + std::to_string(g.m) + "³";
+      s += label + std::string(label.size() < 23 ? 23 - label.size() : 1, ' ');
+      if (!g.error.empty()) {
+        s += "FAILED: " + g.error + "\n";
+        continue;
+      }
+      s += pad_left(num(g.tflops, 1), 8) + " TFLOP/s";
+      if (g.peak_tflops > 0)
+        s += "  " + pad_left(num(100.0 * g.tflops / g.peak_tflops, 0), 3) + "% of peak";
+      if (r.cpu_gemm_gflops > 0)
+        s += "  " + pad_left(num(g.tflops * 1000.0 / r.cpu_gemm_gflops, 0), 6) + "× CPU";
+      s += "  result " + check_text(g.small_check) + ", " + check_text(g.large_check) + "\n";
+    }
+  }
+  s += "\n";
+  if (r.problems.empty()) {
+    s += "All checks passed: the GPU computes correct results.\n";
+  } else {
+    for (const auto& p : r.problems) {
+      s += "[" + p.severity + "] " + p.id + " — " + p.text + "\n";
+      if (!p.fix.empty()) s += "    fix: " + p.fix + "\n";
+    }
+  }
+  return s;
+}
+
+std::string render_verify_json(const VerifyResult& r) {
+  nlohmann::ordered_json j;
+  j["schema"] = "dlenv.verify/1";
+  j["libraries"] = {{"cuda", r.cuda_library},
+                    {"cublas", r.cublas_library},
+                    {"cublaslt", r.cublaslt_library},
+                    {"cublas_version", r.cublas_version}};
+  j["driver_cuda_version"] = r.driver_cuda_version;
+  j["no_gpu"] = r.no_gpu;
+  j["cpu"] = {{"gemm_gflops", r.cpu_gemm_gflops}, {"n", r.cpu_gemm_n}, {"threads", r.cpu_threads}};
+  j["devices"] = nlohmann::ordered_json::array();
+  for (const auto& d : r.devices) {
+    nlohmann::ordered_json dj;
+    dj["index"] = d.index;
+    dj["name"] = d.name;
+    dj["compute_capability"] = d.compute_capability.str();
+    dj["memory_bytes"] = d.memory_bytes;
+    dj["context_ms"] = d.context_ms;
+    dj["bandwidth"] = nlohmann::ordered_json::array();
+    for (const auto& b : d.bandwidth) {
+      dj["bandwidth"].push_back({{"name", b.name},
+                                 {"bytes", b.bytes},
+                                 {"iterations", b.iterations},
+                                 {"ms", b.ms},
+                                 {"gbs", b.gbs},
+                                 {"peak_gbs", b.peak_gbs},
+                                 {"error", b.error}});
+    }
+    dj["gemm"] = nlohmann::ordered_json::array();
+    for (const auto& g : d.gemm) {
+      dj["gemm"].push_back({{"dtype", dtype_name(g.type)},
+                            {"m", g.m},
+                            {"n", g.n},
+                            {"k", g.k},
+                            {"iterations", g.iterations},
+                            {"ms", g.ms},
+                            {"tflops", g.tflops},
+                            {"peak_tflops", g.peak_tflops},
+                            {"small_check", check_json(g.small_check)},
+                            {"large_check", check_json(g.large_check)},
+                            {"error", g.error}});
+    }
+    j["devices"].push_back(dj);
+  }
+  j["problems"] = nlohmann::ordered_json::array();
+  for (const auto& p : r.problems) {
+    j["problems"].push_back(
+        {{"id", p.id}, {"severity", p.severity}, {"text", p.text}, {"fix", p.fix}});
+  }
+  j["wall_ms"] = r.wall_ms;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace dlenv

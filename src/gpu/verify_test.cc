@@ -1,0 +1,127 @@
+// Drives the whole verify pipeline (symbol tables, copies, GEMM, checks, problems)
+// against host-side fakes of libcuda and cuBLAS compiled at test time.
+#include "gpu/verify.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include "platform/process.h"
+
+namespace dlenv {
+namespace {
+
+namespace fs = std::filesystem;
+
+class FakeGpu : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const char* base = std::getenv("DLENV_TEST_TMP");
+    dir_ = (fs::path(base && *base ? base : "/tmp") / ("verify-fakes-" + std::to_string(getpid())))
+               .string();
+    fs::create_directories(dir_);
+    std::string src = std::string(DLENV_SOURCE_DIR) + "/tests/fixtures/fake_cuda_compute.c";
+    auto build = [&](const std::string& def, const std::string& out, const std::string& soname) {
+      auto r = run_process({DLENV_CXX_COMPILER, "-x", "c", "-shared", "-fPIC", "-O1", def,
+                            "-Wl,-soname," + soname, "-o", dir_ + "/" + out, src});
+      ASSERT_TRUE(r) << r.error().message;
+      ASSERT_EQ(r->exit_code, 0) << r->err;
+    };
+    build("-DFAKE_CUDA", "libcuda.so.1", "libcuda.so.1");
+    build("-DFAKE_CUBLAS", "libcublas.so.13", "libcublas.so.13");
+    build("-DFAKE_NOTHING", "libcublasLt.so.13", "libcublasLt.so.13");
+  }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  VerifyOptions options() const {
+    VerifyOptions o;
+    o.cuda_candidates = {dir_ + "/libcuda.so.1"};
+    o.cublas_dir = dir_;
+    o.gemm_n = 48;
+    o.copy_bytes = 1 << 20;
+    o.cpu_gemm_n = 32;
+    return o;
+  }
+  static std::string dir_;
+};
+std::string FakeGpu::dir_;
+
+TEST_F(FakeGpu, CorrectFp32AndTf32ResultsPassAndUnsupportedTypesAreNamed) {
+  setenv("FAKE_MODE", "ok", 1);
+  VerifyResult r = run_verify(options());
+  EXPECT_FALSE(r.no_gpu);
+  EXPECT_EQ(r.cuda_library, dir_ + "/libcuda.so.1");
+  EXPECT_EQ(r.cublas_library, dir_ + "/libcublas.so.13");
+  EXPECT_EQ(r.cublas_version, 130100);
+  ASSERT_EQ(r.devices.size(), 1u);
+  const DeviceResult& d = r.devices[0];
+  EXPECT_EQ(d.name, "Fake GPU");
+  EXPECT_EQ(d.compute_capability.str(), "9.0");
+  ASSERT_EQ(d.bandwidth.size(), 5u);
+  for (const auto& b : d.bandwidth) {
+    EXPECT_TRUE(b.error.empty()) << b.name << ": " << b.error;
+    EXPECT_GT(b.gbs, 0) << b.name;
+  }
+  ASSERT_EQ(d.gemm.size(), 4u);
+  for (int i : {0, 1}) {
+    EXPECT_TRUE(d.gemm[i].error.empty()) << d.gemm[i].error;
+    EXPECT_TRUE(d.gemm[i].small_check.ok()) << d.gemm[i].small_check.first_bad;
+    EXPECT_EQ(d.gemm[i].small_check.checked, 192u * 160u);
+    EXPECT_TRUE(d.gemm[i].large_check.ok());
+    EXPECT_GT(d.gemm[i].tflops, 0);
+  }
+  for (int i : {2, 3})
+    EXPECT_NE(d.gemm[i].error.find("CUBLAS_STATUS_NOT_SUPPORTED"), std::string::npos);
+  EXPECT_GT(r.cpu_gemm_gflops, 0);
+  // JSON and text render every part.
+  EXPECT_NE(render_verify_json(r).find("\"dlenv.verify/1\""), std::string::npos);
+  EXPECT_NE(render_verify_text(r).find("GEMM fp32"), std::string::npos);
+}
+
+TEST_F(FakeGpu, WrongResultsAreAnErrorNotANumber) {
+  setenv("FAKE_MODE", "wrong", 1);
+  VerifyResult r = run_verify(options());
+  bool wrong = false;
+  for (const auto& p : r.problems) wrong |= p.id == "verify-wrong-result" && p.severity == "error";
+  EXPECT_TRUE(wrong);
+  ASSERT_EQ(r.devices.size(), 1u);
+  EXPECT_FALSE(r.devices[0].gemm[0].small_check.ok());
+  setenv("FAKE_MODE", "ok", 1);
+}
+
+TEST_F(FakeGpu, NoDeviceIsACleanNoGpuResult) {
+  setenv("FAKE_MODE", "nodevice", 1);
+  VerifyResult r = run_verify(options());
+  EXPECT_TRUE(r.no_gpu);
+  EXPECT_TRUE(r.devices.empty());
+  ASSERT_FALSE(r.problems.empty());
+  EXPECT_NE(r.problems[0].text.find("CUDA_ERROR_NO_DEVICE"), std::string::npos)
+      << r.problems[0].text;
+  setenv("FAKE_MODE", "ok", 1);
+}
+
+TEST(Verify, NoDriverAtAllIsAnExplainedNoGpuResult) {
+  VerifyOptions o;
+  o.cuda_candidates = {"/nonexistent/libcuda.so.1"};
+  o.cpu_gemm_n = 32;
+  VerifyResult r = run_verify(o);
+  EXPECT_TRUE(r.no_gpu);
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_EQ(r.problems[0].id, "no-nvidia-driver");
+  EXPECT_NE(r.problems[0].text.find("/nonexistent/libcuda.so.1"), std::string::npos);
+  EXPECT_GT(r.cpu_gemm_gflops, 0);
+}
+
+TEST_F(FakeGpu, MissingRequiredSymbolIsNamed) {
+  VerifyOptions o = options();
+  o.cuda_candidates = {dir_ + "/libcublasLt.so.13"};  // a library without the driver API
+  VerifyResult r = run_verify(o);
+  ASSERT_FALSE(r.problems.empty());
+  EXPECT_NE(r.problems[0].text.find("cuInit"), std::string::npos) << r.problems[0].text;
+}
+
+}  // namespace
+}  // namespace dlenv
