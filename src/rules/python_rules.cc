@@ -1026,6 +1026,30 @@ void deep_results(const Ctx& c, Findings& out) {
       bool dup = false;
       for (const auto& o : out) dup |= o.id == id && contains(o.title, env_name(e));
       if (dup) continue;
+      // A CPU-only package (onnxruntime, not onnxruntime-gpu) has no GPU by design.
+      bool cpu_package = false;
+      std::string package = f.name;
+      for (const auto& fw : e.frameworks) {
+        if (fw.name == f.name && fw.cuda_build.ok() && !*fw.cuda_build) {
+          cpu_package = true;
+          package = fw.package.empty() ? fw.name : fw.package;
+        }
+      }
+      if (cpu_package && f.imported && f.error.empty()) {
+        Finding x = make("python-framework-gpu-unavailable", Severity::info,
+                         f.name + " in " + env_name(e) + " is the CPU package (" + package +
+                             "): it runs on the CPU by design");
+        x.layer = "python";
+        x.evidence.push_back(
+            ev(f.name + " " + f.version + " imported, GPU available: no", e.deep->status.source));
+        x.fix.push_back(
+            step("for GPU execution install the GPU package instead of " + package,
+                 env_name(e) + " -m pip install " +
+                     (f.name == "onnxruntime" ? std::string("onnxruntime-gpu") : package + "-gpu"),
+                 &c));
+        out.push_back(std::move(x));
+        continue;
+      }
       Finding x = make(id, Severity::error,
                        f.name + " in " + env_name(e) +
                            (f.imported ? " cannot use the GPU" : " fails to import") +
@@ -1038,8 +1062,17 @@ void deep_results(const Ctx& c, Findings& out) {
                       : std::string()),
              e.deep->status.source));
       if (!text.empty()) x.evidence.push_back(ev(text, e.deep->status.source));
-      for (const auto& l : e.deep->loaded_libraries) {
-        x.evidence.push_back(ev("loaded " + l, "/proc/self/maps of " + env_name(e)));
+      // The CUDA libraries the process really mapped: the first few, then a count.
+      constexpr size_t kShown = 6;
+      for (size_t i = 0; i < e.deep->loaded_libraries.size() && i < kShown; ++i) {
+        x.evidence.push_back(
+            ev("loaded " + e.deep->loaded_libraries[i], "/proc/self/maps of " + env_name(e)));
+      }
+      if (e.deep->loaded_libraries.size() > kShown) {
+        x.evidence.push_back(
+            ev("... and " + std::to_string(e.deep->loaded_libraries.size() - kShown) +
+                   " more CUDA libraries (dlenv doctor --deep --json lists them all)",
+               "/proc/self/maps of " + env_name(e)));
       }
       x.fix.push_back(step("`dlenv explain " + std::string(id) + "` has the cause and the fix"));
       out.push_back(std::move(x));

@@ -117,6 +117,42 @@ TEST(Rules, FindingsComeSortedBySeverity) {
   EXPECT_EQ(out.back().severity, Severity::info);
 }
 
+// Found on the H200 machine: the CPU `onnxruntime` package reports no GPU under
+// --deep. That is by design, not an error; a CUDA build that reports no GPU is.
+TEST(Rules, CpuPackageWithoutGpuUnderDeepIsInfoAndCudaBuildIsError) {
+  Facts f = live_machine();
+  PythonEnv e;
+  e.interpreter = Fact<std::string>::known("/opt/venv/bin/python3", "PATH");
+  FrameworkFacts ort;
+  ort.name = "onnxruntime";
+  ort.package = "onnxruntime";
+  ort.version = "1.30.0";
+  ort.cuda_build = Fact<bool>::known(false, "METADATA");
+  e.frameworks.push_back(ort);
+  DeepProbe d;
+  d.status = Fact<std::string>::known("ok", "python3 -c <probe>");
+  DeepFramework df;
+  df.name = "onnxruntime";
+  df.imported = true;
+  df.version = "1.30.0";
+  df.gpu_available = Fact<bool>::known(false, "probe");
+  d.frameworks.push_back(df);
+  e.deep = d;
+  f.python.push_back(e);
+  auto out = run_rules(f, *kb(), Os::linux);
+  const Finding* x = find(out, "python-framework-gpu-unavailable");
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(x->severity, Severity::info);
+  ASSERT_FALSE(x->fix.empty());
+  EXPECT_NE(x->fix[0].command.find("onnxruntime-gpu"), std::string::npos) << x->fix[0].command;
+
+  f.python[0].frameworks[0].cuda_build = Fact<bool>::known(true, "METADATA");
+  out = run_rules(f, *kb(), Os::linux);
+  x = find(out, "python-framework-gpu-unavailable");
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(x->severity, Severity::error);
+}
+
 TEST(Rules, EveryRuleIdIsInTheCatalogOrDescribedByItsRule) {
   for (const auto& r : rule_table()) {
     bool in_catalog = kb()->finding(r.id) != nullptr;
