@@ -8,6 +8,7 @@
 
 #include "cli/deps.h"
 #include "cli/plan_cmd.h"
+#include "cli/plan_link.h"
 #include "cli/verify_cmd.h"
 #include "kb/kb.h"
 #include "platform/env.h"
@@ -141,6 +142,7 @@ int run_doctor(const CommonOptions& co, const DoctorOptions& o, std::ostream& ou
   facts.tool_version = DLENV_VERSION;
   facts.root = co.root;
   auto findings = run_rules(facts, *setup->kb, setup->os);
+  attach_plan_fixes(facts, *setup->kb, findings);
   facts.timing.ms["wall"] =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (o.json) {
