@@ -8,22 +8,13 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "cli/cli_test_support.h"
 
 namespace dlenv {
 namespace {
 
-struct Run {
-  int code;
-  std::string out, err;
-};
-
-Run run(std::vector<std::string> args) {
-  args.insert(args.begin(), "dlenv");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  int code = cli_main(static_cast<int>(argv.size()), argv.data(), out, err, false);
-  return {code, out.str(), err.str()};
+testing::CliRun run(std::vector<std::string> args) {
+  return testing::run_cli(std::move(args));
 }
 
 TEST(PlanCli, GpuByNameAndConflictExitOne) {
