@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "platform/dynamic_library.h"
+#include "probe/fake_library_test_support.h"
 
 namespace dlenv {
 namespace {
@@ -18,65 +19,25 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string fake_root() {
-  const char* t = std::getenv("DLENV_TEST_TMP");
-  std::string base = (t && *t) ? t : "/tmp";
-  return base + "/cuda-fakes-" + std::to_string(::getpid());
+  return testing::fake_root("cuda");
 }
 
-class CleanupEnvironment : public ::testing::Environment {
- public:
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(fake_root(), ec);
-  }
-};
 [[maybe_unused]] const auto* const kCleanup =
-    ::testing::AddGlobalTestEnvironment(new CleanupEnvironment);
+    ::testing::AddGlobalTestEnvironment(new testing::RemoveFakesAtExit("cuda"));
 
-std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
-// Compiles tests/fixtures/fake_libcuda.c into <root>/<subdir>/<file_name> (once per
-// process). Every variant gets its own path: dlopen caches by path.
 std::string build_fake_cuda(const std::string& subdir, const std::string& file_name,
-                            const std::string& defines = "") {
-  static std::set<std::string> built;
-  const std::string dir = fake_root() + "/" + subdir;
-  const std::string out = dir + "/" + file_name;
-  if (built.count(out)) return out;
-  fs::create_directories(dir);
-  const std::string src = std::string(DLENV_SOURCE_DIR) + "/tests/fixtures/fake_libcuda.c";
-  const std::string cmd = quote(DLENV_CXX_COMPILER) + " -x c -shared -fPIC -Wall -Werror " +
-                          defines + " " + quote(src) + " -o " + quote(out);
-  if (std::system(cmd.c_str()) != 0) {
-    ADD_FAILURE() << "could not compile the fake libcuda: " << cmd;
-    return "";
-  }
-  built.insert(out);
-  return out;
+                            const std::string& define = "") {
+  return testing::build_fake_library("cuda", "fake_libcuda.c", subdir, file_name, define);
 }
 
-class ModeGuard {
+// Sets FAKE_CUDA_MODE for one test.
+class ModeGuard : public testing::EnvGuard {
  public:
-  explicit ModeGuard(const char* mode) { ::setenv("FAKE_CUDA_MODE", mode, 1); }
-  ~ModeGuard() { ::unsetenv("FAKE_CUDA_MODE"); }
-  ModeGuard(const ModeGuard&) = delete;
-  ModeGuard& operator=(const ModeGuard&) = delete;
+  explicit ModeGuard(const char* mode) : EnvGuard("FAKE_CUDA_MODE", mode) {}
 };
 
 std::string canonical(const std::string& p) {
-  std::error_code ec;
-  fs::path c = fs::canonical(p, ec);
-  return ec ? p : c.string();
+  return testing::canonical_or_same(p);
 }
 
 int init_calls(const DynamicLibrary& lib) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "platform/dynamic_library.h"
+#include "probe/fake_library_test_support.h"
 
 namespace dlenv {
 namespace {
@@ -21,67 +22,25 @@ namespace fs = std::filesystem;
 constexpr unsigned long long kGiB = 1024ULL * 1024ULL * 1024ULL;
 
 std::string fake_root() {
-  const char* t = std::getenv("DLENV_TEST_TMP");
-  std::string base = (t && *t) ? t : "/tmp";
-  return base + "/nvml-fakes-" + std::to_string(::getpid());
+  return testing::fake_root("nvml");
 }
 
-// Removes this process's fake libraries once every test has run.
-class CleanupEnvironment : public ::testing::Environment {
- public:
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(fake_root(), ec);
-  }
-};
 [[maybe_unused]] const auto* const kCleanup =
-    ::testing::AddGlobalTestEnvironment(new CleanupEnvironment);
+    ::testing::AddGlobalTestEnvironment(new testing::RemoveFakesAtExit("nvml"));
 
-std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
-// Compiles tests/fixtures/fake_nvml.c into <root>/<subdir>/<file_name> (once per process).
-// Every variant gets its own path: dlopen caches by path.
 std::string build_fake_nvml(const std::string& subdir, const std::string& file_name,
-                            const std::string& defines = "") {
-  static std::set<std::string> built;
-  const std::string dir = fake_root() + "/" + subdir;
-  const std::string out = dir + "/" + file_name;
-  if (built.count(out)) return out;
-  fs::create_directories(dir);
-  const std::string src = std::string(DLENV_SOURCE_DIR) + "/tests/fixtures/fake_nvml.c";
-  const std::string cmd = quote(DLENV_CXX_COMPILER) + " -x c -shared -fPIC -Wall -Werror " +
-                          defines + " " + quote(src) + " -o " + quote(out);
-  if (std::system(cmd.c_str()) != 0) {
-    ADD_FAILURE() << "could not compile the fake NVML: " << cmd;
-    return "";
-  }
-  built.insert(out);
-  return out;
+                            const std::string& define = "") {
+  return testing::build_fake_library("nvml", "fake_nvml.c", subdir, file_name, define);
 }
 
 // Sets FAKE_NVML_MODE for one test.
-class ModeGuard {
+class ModeGuard : public testing::EnvGuard {
  public:
-  explicit ModeGuard(const char* mode) { ::setenv("FAKE_NVML_MODE", mode, 1); }
-  ~ModeGuard() { ::unsetenv("FAKE_NVML_MODE"); }
-  ModeGuard(const ModeGuard&) = delete;
-  ModeGuard& operator=(const ModeGuard&) = delete;
+  explicit ModeGuard(const char* mode) : EnvGuard("FAKE_NVML_MODE", mode) {}
 };
 
 std::string canonical(const std::string& p) {
-  std::error_code ec;
-  fs::path c = fs::canonical(p, ec);
-  return ec ? p : c.string();
+  return testing::canonical_or_same(p);
 }
 
 bool has(const std::vector<std::string>& v, const std::string& s) {
