@@ -1,5 +1,6 @@
 #include "cli/verify_cmd.h"
 
+#include <algorithm>
 #include <ostream>
 
 #include "cli/cli.h"
@@ -12,57 +13,78 @@
 namespace dlenv {
 namespace {
 
-// The directory holding libcublas.so.<major> that the user's framework would use:
-// a pip wheel next to the python on PATH / in the active env, else the toolkit.
-std::string find_cublas_dir(const FileSystem& fs, const Env& env, const std::string& mode,
-                            const Kb& kb, std::string& why) {
-  auto has_cublas = [&](const std::string& dir) {
-    auto entries = fs.list_dir(dir);
-    if (!entries) return false;
-    for (const auto& e : *entries) {
-      if (starts_with(e.name, "libcublas.so.")) return true;
-    }
-    return false;
-  };
-  if (mode == "auto") {
-    std::vector<std::string> prefixes;
-    for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"}) {
-      if (auto v = env.get(var); v && !v->empty()) prefixes.push_back(*v);
-    }
-    if (auto p = env.get("PATH")) {
-      for (const auto& d : split_path_list(*p, ':')) {
-        if (fs.exists(path_join(d, "python3"))) prefixes.push_back(path_dirname(d));
-      }
-    }
-    for (const auto& prefix : prefixes) {
-      auto libs = fs.list_dir(path_join(prefix, "lib"));
-      if (!libs) continue;
-      for (const auto& e : *libs) {
-        if (!starts_with(e.name, "python3")) continue;
-        for (const char* sub :
-             {"site-packages/nvidia/cu13/lib", "site-packages/nvidia/cublas/lib",
-              "dist-packages/nvidia/cu13/lib", "dist-packages/nvidia/cublas/lib"}) {
-          std::string d = path_join(path_join(path_join(prefix, "lib"), e.name), sub);
-          if (has_cublas(d)) {
-            why = "the pip wheel copy the Python at " + prefix + " would load";
-            return d;
-          }
-        }
-      }
-    }
+// Where verify takes cuBLAS and cuDNN from, and why (shown in the report).
+struct LibChoice {
+  std::string cublas_dir;  // "" = by soname through the loader
+  std::string cudnn_dir;   // "" = by soname through the loader
+  std::string why;
+};
+
+bool dir_has(const FileSystem& fs, const std::string& dir, std::string_view prefix) {
+  auto entries = fs.list_dir(dir);
+  if (!entries) return false;
+  for (const auto& e : *entries) {
+    if (starts_with(e.name, prefix)) return true;
   }
-  ProbeContext ctx{fs, env, kb, Os::linux, false, "process environment"};
+  return false;
+}
+
+// The copies a Python environment's frameworks would load: its nvidia-* wheels
+// (found by the Python probe), preferring an environment that has a framework.
+std::optional<LibChoice> from_python(const ProbeContext& ctx, const std::string& interpreter) {
+  ProbeOptions po;
+  if (!interpreter.empty()) po.python_paths.push_back(interpreter);
+  auto envs = probe_python(ctx, po);
+  std::stable_sort(envs.begin(), envs.end(), [](const PythonEnv& a, const PythonEnv& b) {
+    return a.frameworks.size() > b.frameworks.size();
+  });
+  for (const auto& e : envs) {
+    if (!interpreter.empty() && e.interpreter.value_or("") != interpreter) continue;
+    LibChoice c;
+    for (const auto& lib : e.cuda_libs) {
+      if (lib.library == "cublas" && c.cublas_dir.empty()) c.cublas_dir = path_dirname(lib.path);
+      if (lib.library == "cudnn" && c.cudnn_dir.empty()) c.cudnn_dir = path_dirname(lib.path);
+    }
+    if (c.cublas_dir.empty() && c.cudnn_dir.empty()) continue;
+    c.why = "the pip wheel copies of the Python at " + e.interpreter.value_or(e.prefix);
+    return c;
+  }
+  return std::nullopt;
+}
+
+// The newest toolkit's libraries (cuDNN too when it was copied into the toolkit).
+LibChoice from_toolkit(const ProbeContext& ctx) {
   LoaderConfig loader = read_loader_config(ctx);
-  for (const auto& t : probe_toolkits(ctx, loader)) {
+  auto toolkits = probe_toolkits(ctx, loader);
+  std::stable_sort(toolkits.begin(), toolkits.end(),
+                   [](const ToolkitFacts& a, const ToolkitFacts& b) {
+                     return a.version.value_or(Version{}) > b.version.value_or(Version{});
+                   });
+  LibChoice c;
+  for (const auto& t : toolkits) {
     for (const auto& d : t.lib_dirs) {
-      if (has_cublas(d)) {
-        why = "the CUDA toolkit at " + t.root;
-        return d;
+      if (c.cublas_dir.empty() && dir_has(ctx.fs, d, "libcublas.so.")) {
+        c.cublas_dir = d;
+        c.why = "the CUDA toolkit at " + t.root;
       }
+      if (c.cudnn_dir.empty() && dir_has(ctx.fs, d, "libcudnn.so.")) c.cudnn_dir = d;
+    }
+    if (!c.cublas_dir.empty()) break;
+  }
+  if (c.cublas_dir.empty()) c.why = "the dynamic loader's search path";
+  return c;
+}
+
+int soname_major(const FileSystem& fs, const std::string& dir, std::string_view prefix) {
+  int best = 0;
+  if (auto entries = fs.list_dir(dir)) {
+    for (const auto& e : *entries) {
+      if (!starts_with(e.name, prefix)) continue;
+      if (auto v = parse_int(e.name.substr(prefix.size())); v && *v > best)
+        best = static_cast<int>(*v);
     }
   }
-  why = "the dynamic loader's search path";
-  return "";
+  return best;
 }
 
 }  // namespace
@@ -86,33 +108,53 @@ int run_verify_command(const VerifyCliOptions& o, std::ostream& out, std::ostrea
   }
   auto fs = make_real_filesystem();
   auto env = make_process_env();
-  std::string why;
-  if (o.libs == "auto" || o.libs == "toolkit") {
-    vo.cublas_dir = find_cublas_dir(*fs, *env, o.libs, **kb, why);
-  } else {
-    if (!fs->is_dir(o.libs)) {
-      err << "dlenv verify: --libs " << o.libs << ": not a directory (use auto, toolkit or DIR)\n";
+  ProbeContext ctx{*fs, *env, **kb, Os::linux, false, "process environment"};
+  LibChoice choice;
+  if (o.libs == "auto" || o.libs == "python" || starts_with(o.libs, "python:")) {
+    std::string interp = starts_with(o.libs, "python:") ? o.libs.substr(7) : "";
+    if (!interp.empty() && !fs->exists(interp)) {
+      err << "dlenv verify: --libs " << o.libs << ": no such interpreter " << interp << "\n";
       return kExitUsage;
     }
-    vo.cublas_dir = o.libs;
-    why = "--libs";
-  }
-  if (!vo.cublas_dir.empty()) {
-    // The soname's major is what the directory holds.
-    if (auto entries = fs->list_dir(vo.cublas_dir)) {
-      for (const auto& e : *entries) {
-        if (starts_with(e.name, "libcublas.so.")) {
-          if (auto v = parse_int(e.name.substr(13))) vo.cuda_major = static_cast<int>(*v);
-        }
-      }
+    if (auto c = from_python(ctx, interp)) {
+      choice = *c;
+      // A wheel set without one of the two libraries: take that one from the toolkit.
+      LibChoice tk = from_toolkit(ctx);
+      if (choice.cublas_dir.empty()) choice.cublas_dir = tk.cublas_dir;
+      if (choice.cudnn_dir.empty()) choice.cudnn_dir = tk.cudnn_dir;
+    } else if (o.libs != "auto") {
+      err << "dlenv verify: --libs " << o.libs
+          << ": no Python environment with CUDA wheels (nvidia-cublas / nvidia-cudnn) found\n";
+      return kExitUsage;
+    } else {
+      choice = from_toolkit(ctx);
     }
+  } else if (o.libs == "toolkit") {
+    choice = from_toolkit(ctx);
+  } else {
+    if (!fs->is_dir(o.libs)) {
+      err << "dlenv verify: --libs " << o.libs
+          << ": not a directory (use auto, toolkit, python[:INTERPRETER] or DIR)\n";
+      return kExitUsage;
+    }
+    choice.cublas_dir = o.libs;
+    choice.cudnn_dir = dir_has(*fs, o.libs, "libcudnn.so.") ? o.libs : "";
+    choice.why = "--libs";
   }
+  vo.cublas_dir = choice.cublas_dir;
+  vo.cudnn_path = choice.cudnn_dir;
+  vo.skip_dnn = o.no_cudnn;
+  // The soname's major is what the directory holds.
+  if (!vo.cublas_dir.empty()) vo.cuda_major = soname_major(*fs, vo.cublas_dir, "libcublas.so.");
+  if (!vo.cudnn_path.empty()) vo.cudnn_major = soname_major(*fs, vo.cudnn_path, "libcudnn.so.");
+  const std::string& why = choice.why;
   VerifyResult r = run_verify(vo);
   if (o.json) {
     out << render_verify_json(r);
   } else {
     out << render_verify_text(r);
-    if (!why.empty() && !r.cublas_library.empty()) out << "(cuBLAS chosen: " << why << ")\n";
+    if (!why.empty() && !r.cublas_library.empty())
+      out << "(libraries chosen: " << why << "; --libs picks others)\n";
   }
   for (const auto& p : r.problems) {
     if (p.severity == "error") return kExitFindings;

@@ -7,10 +7,11 @@
 namespace dlenv {
 
 struct VerifyCliOptions {
-  std::string libs = "auto";  // auto | toolkit | DIR
+  std::string libs = "auto";  // auto | toolkit | python[:INTERPRETER] | DIR
   std::string device = "all";
   bool full = false;
   bool json = false;
+  bool no_cudnn = false;
   std::string kb_dir;
 };
 

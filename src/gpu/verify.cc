@@ -7,98 +7,13 @@
 #include <thread>
 
 #include "gpu/cuda_api.h"
+#include "gpu/verify_internal.h"
 #include "util/strings.h"
 
 namespace dlenv {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-void problem(VerifyResult& r, std::string id, std::string severity, std::string text,
-             std::string fix) {
-  r.problems.push_back({std::move(id), std::move(severity), std::move(text), std::move(fix)});
-}
-
-// Maps a CUDA error seen at a step to the catalog's finding id.
-std::string id_for(CUresult e) {
-  switch (e) {
-    case kCudaErrorNoDevice: return "cuda-visible-devices-hides-gpu";
-    case kCudaErrorStubLibrary: return "libcuda-stub-loaded";
-    case kCudaErrorOutOfMemory: return "verify-out-of-memory";
-    case kCudaErrorNoBinaryForGpu: return "no-kernel-image-new-gpu";
-    case 999: return "cuda-unknown-error-uvm";
-    case 802: return "fabric-manager-missing-802";
-    case 804: return "forward-compat-unsupported-804";
-    case 35: return "cuda-driver-insufficient";
-    case 46: return "exclusive-compute-mode-busy";  // CUDA_ERROR_DEVICE_UNAVAILABLE
-    default: return "verify-cuda-error";
-  }
-}
-
-// RAII device and pinned buffers.
-struct DeviceBuffer {
-  const CudaApi* api = nullptr;
-  CUdeviceptr ptr = 0;
-  ~DeviceBuffer() {
-    if (ptr) api->cuMemFree(ptr);
-  }
-};
-struct PinnedBuffer {
-  const CudaApi* api = nullptr;
-  void* ptr = nullptr;
-  ~PinnedBuffer() {
-    if (ptr) api->cuMemFreeHost(ptr);
-  }
-};
-struct EventPair {
-  const CudaApi* api = nullptr;
-  CUevent start = nullptr, stop = nullptr;
-  ~EventPair() {
-    if (start) api->cuEventDestroy(start);
-    if (stop) api->cuEventDestroy(stop);
-  }
-};
-
-struct StepError {
-  CUresult code = 0;
-  std::string what;
-};
-
-#define DLENV_CU(call, what)                              \
-  do {                                                    \
-    CUresult rc_ = (call);                                \
-    if (rc_ != kCudaSuccess) return StepError{rc_, what}; \
-  } while (0)
-
-// Times `iterations` runs of `op` between two events on the default stream.
-template <class Op>
-std::optional<StepError> time_op(const CudaApi& api, int warmup, int iterations, Op op,
-                                 double& ms_per) {
-  EventPair ev{&api};
-  auto run = [&]() -> std::optional<StepError> {
-    DLENV_CU(api.cuEventCreate(&ev.start, 0), "cuEventCreate");
-    DLENV_CU(api.cuEventCreate(&ev.stop, 0), "cuEventCreate");
-    for (int i = 0; i < warmup; ++i) {
-      if (auto e = op()) return e;
-    }
-    DLENV_CU(api.cuCtxSynchronize(), "cuCtxSynchronize");
-    DLENV_CU(api.cuEventRecord(ev.start, nullptr), "cuEventRecord");
-    for (int i = 0; i < iterations; ++i) {
-      if (auto e = op()) return e;
-    }
-    DLENV_CU(api.cuEventRecord(ev.stop, nullptr), "cuEventRecord");
-    DLENV_CU(api.cuEventSynchronize(ev.stop), "cuEventSynchronize");
-    float ms = 0;
-    DLENV_CU(api.cuEventElapsedTime(&ms, ev.start, ev.stop), "cuEventElapsedTime");
-    ms_per = static_cast<double>(ms) / iterations;
-    return std::nullopt;
-  };
-  return run();
-}
+using namespace verify_detail;
 
 void bandwidth_tests(const CudaApi& api, const VerifyOptions& o, const GpuPeaks* peaks,
                      DeviceResult& dev, VerifyResult& r) {
@@ -360,6 +275,26 @@ VerifyResult run_verify(const VerifyOptions& o) {
     r.cublas_library = blas->path;
     r.cublaslt_library = blas->lt_path;
   }
+  std::optional<CudnnApi> dnn;
+  if (!o.skip_dnn) {
+    std::string failures;
+    for (int m : o.cudnn_major ? std::vector<int>{o.cudnn_major} : std::vector<int>{9, 8}) {
+      auto loaded = load_cudnn(o.cudnn_path, m);
+      if (loaded) {
+        dnn = std::move(*loaded);
+        break;
+      }
+      failures += (failures.empty() ? "" : "; ") + loaded.error().message;
+    }
+    if (!dnn) {
+      problem(r, "verify-cudnn-not-loadable", "error", "cuDNN could not be loaded: " + failures,
+              "install cuDNN (the toolkit's, the nvidia-cudnn wheel, or `dlenv cudnn install`), "
+              "point --libs at its directory, or skip it with --no-cudnn");
+    } else {
+      r.cudnn_library = dnn->path;
+      r.cudnn_version = dnn->version;
+    }
+  }
   for (int i = 0; i < count; ++i) {
     if (o.device >= 0 && i != o.device) continue;
     DeviceResult dev;
@@ -391,6 +326,7 @@ VerifyResult run_verify(const VerifyOptions& o) {
     if (o.kb) peaks = gpu_peaks(*o.kb, dev.name);
     bandwidth_tests(*api, o, peaks ? &*peaks : nullptr, dev, r);
     if (blas) gemm_tests(*api, *blas, o, peaks ? &*peaks : nullptr, dev, r);
+    if (dnn) dnn_tests(*api, *dnn, o, peaks ? &*peaks : nullptr, dev, r);
     api->cuCtxSetCurrent(nullptr);
     api->cuDevicePrimaryCtxRelease(d);
     r.devices.push_back(dev);

@@ -23,6 +23,11 @@ struct VerifyOptions {
   int gemm_n = 0;                            // override the GEMM size (tests); 0: by mode
   size_t copy_bytes = 0;                     // override the copy size (tests); 0: by mode
   int cpu_gemm_n = 0;                        // override the CPU GEMM size (tests)
+  // cuDNN: a directory holding libcudnn.so.N or the file itself; empty: by soname.
+  std::string cudnn_path;
+  int cudnn_major = 0;     // 0: try 9 then 8
+  bool skip_dnn = false;   // --no-cudnn
+  bool small_dnn = false;  // tests: tiny convolution / activation / RNN problems
 };
 
 struct VerifyProblem {
@@ -54,6 +59,23 @@ struct GemmResult {
   std::string error;
 };
 
+// One cuDNN operation: a convolution direction, an activation, or an RNN forward.
+struct DnnResult {
+  std::string op;      // "conv forward", "conv backward-data", "relu forward", "LSTM forward"
+  std::string layout;  // "NCHW" / "NHWC" ("" for RNNs)
+  DType type = DType::fp32;
+  std::string shape;       // "N64 C256 H56 W56 K256 3x3", "T128 B64 H1024 x2 layers"
+  std::string algo;        // the algorithm cuDNN ran (convolutions)
+  std::string sublibrary;  // the cuDNN sub-library the op lives in
+  int iterations = 0;
+  double ms = 0;
+  double tflops = 0;  // convolutions and RNNs
+  double gbs = 0;     // activations (memory-bound)
+  double peak = 0;    // the matching peak (TFLOP/s or GB/s); 0 when unknown
+  CheckResult check;
+  std::string error;
+};
+
 struct DeviceResult {
   int index = 0;
   std::string name;
@@ -62,6 +84,7 @@ struct DeviceResult {
   double context_ms = 0;
   std::vector<BandwidthResult> bandwidth;
   std::vector<GemmResult> gemm;
+  std::vector<DnnResult> dnn;
 };
 
 struct VerifyResult {
@@ -69,6 +92,8 @@ struct VerifyResult {
   std::string cublas_library;
   std::string cublaslt_library;
   int cublas_version = 0;
+  std::string cudnn_library;
+  size_t cudnn_version = 0;  // cudnnGetVersion()
   int driver_cuda_version = 0;
   bool no_gpu = false;
   std::vector<DeviceResult> devices;

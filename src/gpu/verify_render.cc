@@ -76,6 +76,9 @@ std::string render_verify_text(const VerifyResult& r) {
         "  cuBLAS    " + r.cublas_library + " (version " + std::to_string(r.cublas_version) + ")\n";
     s += "  cuBLASLt  " + r.cublaslt_library + "\n";
   }
+  if (!r.cudnn_library.empty()) {
+    s += "  cuDNN     " + r.cudnn_library + " (version " + std::to_string(r.cudnn_version) + ")\n";
+  }
   s += "  CPU GEMM  " + num(r.cpu_gemm_gflops, 1) + " GFLOP/s fp32 (" +
        std::to_string(r.cpu_gemm_n) + "³, " + std::to_string(r.cpu_threads) + " threads)\n";
   for (const auto& d : r.devices) {
@@ -106,6 +109,25 @@ std::string render_verify_text(const VerifyResult& r) {
         s += "  " + pad_left(num(g.tflops * 1000.0 / r.cpu_gemm_gflops, 0), 6) + "× CPU";
       s += "  result " + check_text(g.small_check) + ", " + check_text(g.large_check) + "\n";
     }
+    for (const auto& n : d.dnn) {
+      std::string label =
+          "  " + n.op + (n.layout.empty() ? "" : " " + n.layout) + " " + dtype_name(n.type);
+      s += label + std::string(label.size() < 34 ? 34 - label.size() : 1, ' ');
+      if (!n.error.empty()) {
+        s += "FAILED: " + n.error + " [" + n.sublibrary + "]\n";
+        continue;
+      }
+      if (n.gbs > 0) {
+        s += pad_left(num(n.gbs, 0), 8) + " GB/s   ";
+        if (n.peak > 0) s += "  " + pad_left(num(100.0 * n.gbs / n.peak, 0), 3) + "% of peak";
+      } else {
+        s += pad_left(num(n.tflops, 1), 8) + " TFLOP/s";
+        if (n.peak > 0) s += "  " + pad_left(num(100.0 * n.tflops / n.peak, 0), 3) + "% of peak";
+      }
+      s += "  result " + check_text(n.check) + "  " + n.shape;
+      if (!n.algo.empty()) s += " " + n.algo;
+      s += "\n";
+    }
   }
   s += "\n";
   if (r.problems.empty()) {
@@ -122,10 +144,9 @@ std::string render_verify_text(const VerifyResult& r) {
 std::string render_verify_json(const VerifyResult& r) {
   nlohmann::ordered_json j;
   j["schema"] = "dlenv.verify/1";
-  j["libraries"] = {{"cuda", r.cuda_library},
-                    {"cublas", r.cublas_library},
-                    {"cublaslt", r.cublaslt_library},
-                    {"cublas_version", r.cublas_version}};
+  j["libraries"] = {{"cuda", r.cuda_library},         {"cublas", r.cublas_library},
+                    {"cublaslt", r.cublaslt_library}, {"cublas_version", r.cublas_version},
+                    {"cudnn", r.cudnn_library},       {"cudnn_version", r.cudnn_version}};
   j["driver_cuda_version"] = r.driver_cuda_version;
   j["no_gpu"] = r.no_gpu;
   j["cpu"] = {{"gemm_gflops", r.cpu_gemm_gflops}, {"n", r.cpu_gemm_n}, {"threads", r.cpu_threads}};
@@ -160,6 +181,22 @@ std::string render_verify_json(const VerifyResult& r) {
                             {"small_check", check_json(g.small_check)},
                             {"large_check", check_json(g.large_check)},
                             {"error", g.error}});
+    }
+    dj["dnn"] = nlohmann::ordered_json::array();
+    for (const auto& n : d.dnn) {
+      dj["dnn"].push_back({{"op", n.op},
+                           {"layout", n.layout},
+                           {"dtype", dtype_name(n.type)},
+                           {"shape", n.shape},
+                           {"algo", n.algo},
+                           {"sublibrary", n.sublibrary},
+                           {"iterations", n.iterations},
+                           {"ms", n.ms},
+                           {"tflops", n.tflops},
+                           {"gbs", n.gbs},
+                           {"peak", n.peak},
+                           {"check", check_json(n.check)},
+                           {"error", n.error}});
     }
     j["devices"].push_back(dj);
   }

@@ -31,6 +31,12 @@ class FakeGpu : public ::testing::Test {
     build("-DFAKE_CUDA", "libcuda.so.1", "libcuda.so.1");
     build("-DFAKE_CUBLAS", "libcublas.so.13", "libcublas.so.13");
     build("-DFAKE_NOTHING", "libcublasLt.so.13", "libcublasLt.so.13");
+    std::string dnn_src = std::string(DLENV_SOURCE_DIR) + "/tests/fixtures/fake_cudnn.c";
+    auto r =
+        run_process({DLENV_CXX_COMPILER, "-x", "c", "-shared", "-fPIC", "-O2",
+                     "-Wl,-soname,libcudnn.so.9", "-o", dir_ + "/libcudnn.so.9", dnn_src, "-lm"});
+    ASSERT_TRUE(r) << r.error().message;
+    ASSERT_EQ(r->exit_code, 0) << r->err;
   }
   static void TearDownTestSuite() {
     std::error_code ec;
@@ -43,6 +49,8 @@ class FakeGpu : public ::testing::Test {
     o.gemm_n = 48;
     o.copy_bytes = 1 << 20;
     o.cpu_gemm_n = 32;
+    o.cudnn_path = dir_;
+    o.small_dnn = true;
     return o;
   }
   static std::string dir_;
@@ -101,6 +109,111 @@ TEST_F(FakeGpu, NoDeviceIsACleanNoGpuResult) {
   EXPECT_NE(r.problems[0].text.find("CUDA_ERROR_NO_DEVICE"), std::string::npos)
       << r.problems[0].text;
   setenv("FAKE_MODE", "ok", 1);
+}
+
+bool has_problem(const VerifyResult& r, const std::string& id, const std::string& text = "") {
+  for (const auto& p : r.problems) {
+    if (p.id == id && p.text.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST_F(FakeGpu, CudnnConvolutionsActivationsAndRnnsRunAndAreChecked) {
+  setenv("FAKE_MODE", "ok", 1);
+  VerifyOptions o = options();
+  o.full = true;  // every direction x layout x type, algorithms found by measuring
+  VerifyResult r = run_verify(o);
+  EXPECT_EQ(r.cudnn_library, dir_ + "/libcudnn.so.9");
+  EXPECT_EQ(r.cudnn_version, 91900u);
+  ASSERT_EQ(r.devices.size(), 1u);
+  const auto& dnn = r.devices[0].dnn;
+  ASSERT_EQ(dnn.size(), 12u + 12u + 4u);
+  int convs = 0, acts = 0, rnns = 0;
+  for (const auto& d : dnn) {
+    EXPECT_TRUE(d.error.empty()) << d.op << " " << d.layout << ": " << d.error;
+    EXPECT_TRUE(d.check.ok()) << d.op << " " << d.layout << " " << dtype_name(d.type) << ": "
+                              << d.check.first_bad;
+    EXPECT_GT(d.ms, 0) << d.op;
+    if (d.op.starts_with("conv")) {
+      ++convs;
+      EXPECT_EQ(d.sublibrary, "libcudnn_cnn.so.9");
+      EXPECT_EQ(d.algo, d.op == "conv forward" ? "IMPLICIT_PRECOMP_GEMM" : "ALGO_1");
+      EXPECT_GT(d.tflops, 0);
+    } else if (d.op.find("LSTM") != std::string::npos || d.op.find("GRU") != std::string::npos) {
+      ++rnns;
+      EXPECT_EQ(d.sublibrary, "libcudnn_adv.so.9");
+      // The small problem is checked whole: 6 steps x 3 batches x 32 units, and more.
+      EXPECT_GT(d.check.checked, 6u * 3u * 32u);
+    } else {
+      ++acts;
+      EXPECT_EQ(d.sublibrary, "libcudnn_ops.so.9");
+      EXPECT_GT(d.gbs, 0);
+    }
+  }
+  EXPECT_EQ(convs, 12);
+  EXPECT_EQ(acts, 12);
+  EXPECT_EQ(rnns, 4);
+  for (const auto& p : r.problems) EXPECT_EQ(p.id.find("cudnn"), std::string::npos) << p.text;
+  std::string json = render_verify_json(r);
+  EXPECT_NE(json.find("\"conv backward-filter\""), std::string::npos);
+  EXPECT_NE(json.find("\"cudnn_version\": 91900"), std::string::npos);
+  std::string text = render_verify_text(r);
+  EXPECT_NE(text.find("LSTM forward fp16"), std::string::npos) << text;
+  EXPECT_NE(text.find("conv forward NHWC fp16"), std::string::npos) << text;
+}
+
+TEST_F(FakeGpu, QuickModeRunsEachCudnnSublibraryOnce) {
+  setenv("FAKE_MODE", "ok", 1);
+  VerifyResult r = run_verify(options());
+  ASSERT_EQ(r.devices.size(), 1u);
+  // conv fwd/bwd-data/bwd-filter NHWC fp16 + fwd NCHW fp32, 3 activations x fwd/bwd, LSTM, GRU.
+  EXPECT_EQ(r.devices[0].dnn.size(), 4u + 6u + 2u);
+  for (const auto& d : r.devices[0].dnn) EXPECT_TRUE(d.error.empty() && d.check.ok()) << d.op;
+}
+
+TEST_F(FakeGpu, WrongCudnnResultsAreErrorsNamingTheOperation) {
+  setenv("FAKE_MODE", "dnn-wrong", 1);
+  VerifyResult r = run_verify(options());
+  setenv("FAKE_MODE", "ok", 1);
+  EXPECT_TRUE(has_problem(r, "verify-wrong-result", "conv forward NHWC fp16"));
+  EXPECT_TRUE(has_problem(r, "verify-wrong-result", "LSTM forward fp16"));
+  EXPECT_TRUE(has_problem(r, "verify-wrong-result", "GRU forward fp16"));
+  EXPECT_FALSE(has_problem(r, "verify-wrong-result", "relu forward"));
+}
+
+TEST_F(FakeGpu, MissingCnnSublibraryIsNamedAndTheRestStillRuns) {
+  setenv("FAKE_MODE", "dnn-nocnn", 1);
+  VerifyResult r = run_verify(options());
+  setenv("FAKE_MODE", "ok", 1);
+  EXPECT_TRUE(has_problem(r, "cudnn-sublibrary-missing", "libcudnn_cnn.so.9"));
+  ASSERT_EQ(r.devices.size(), 1u);
+  for (const auto& d : r.devices[0].dnn) {
+    if (d.op.starts_with("conv")) {
+      EXPECT_NE(d.error.find("CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED"), std::string::npos)
+          << d.error;
+    } else {
+      EXPECT_TRUE(d.error.empty()) << d.op << ": " << d.error;
+    }
+  }
+}
+
+TEST_F(FakeGpu, CudnnThatCannotInitialiseOrLoadIsExplained) {
+  setenv("FAKE_MODE", "dnn-noinit", 1);
+  VerifyResult r = run_verify(options());
+  setenv("FAKE_MODE", "ok", 1);
+  EXPECT_TRUE(has_problem(r, "cudnn-status-not-initialized", "cudnnCreate"));
+
+  VerifyOptions o = options();
+  o.cudnn_path = dir_ + "/nonexistent";
+  r = run_verify(o);
+  EXPECT_TRUE(has_problem(r, "verify-cudnn-not-loadable", "libcudnn.so.9"));
+  ASSERT_EQ(r.devices.size(), 1u);
+  EXPECT_TRUE(r.devices[0].dnn.empty());
+  EXPECT_FALSE(r.devices[0].gemm.empty());  // GEMMs still ran
+
+  o.skip_dnn = true;
+  r = run_verify(o);
+  EXPECT_FALSE(has_problem(r, "verify-cudnn-not-loadable"));
 }
 
 TEST(Verify, NoDriverAtAllIsAnExplainedNoGpuResult) {

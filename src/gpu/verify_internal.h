@@ -1,0 +1,108 @@
+// Shared by verify.cc (copies, GEMM) and verify_dnn.cc (cuDNN): RAII device
+// buffers, event timing and the problem list. Internal to the gpu layer.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "gpu/cuda_api.h"
+#include "gpu/cudnn_api.h"
+#include "gpu/verify.h"
+
+namespace dlenv::verify_detail {
+
+using Clock = std::chrono::steady_clock;
+
+inline double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+inline void problem(VerifyResult& r, std::string id, std::string severity, std::string text,
+                    std::string fix) {
+  r.problems.push_back({std::move(id), std::move(severity), std::move(text), std::move(fix)});
+}
+
+// Maps a CUDA error seen at a step to the catalog's finding id.
+inline std::string id_for(CUresult e) {
+  switch (e) {
+    case kCudaErrorNoDevice: return "cuda-visible-devices-hides-gpu";
+    case kCudaErrorStubLibrary: return "libcuda-stub-loaded";
+    case kCudaErrorOutOfMemory: return "verify-out-of-memory";
+    case kCudaErrorNoBinaryForGpu: return "no-kernel-image-new-gpu";
+    case 999: return "cuda-unknown-error-uvm";
+    case 802: return "fabric-manager-missing-802";
+    case 804: return "forward-compat-unsupported-804";
+    case 35: return "cuda-driver-insufficient";
+    case 46: return "exclusive-compute-mode-busy";  // CUDA_ERROR_DEVICE_UNAVAILABLE
+    default: return "verify-cuda-error";
+  }
+}
+
+// RAII device and pinned buffers.
+struct DeviceBuffer {
+  const CudaApi* api = nullptr;
+  CUdeviceptr ptr = 0;
+  ~DeviceBuffer() {
+    if (ptr) api->cuMemFree(ptr);
+  }
+};
+struct PinnedBuffer {
+  const CudaApi* api = nullptr;
+  void* ptr = nullptr;
+  ~PinnedBuffer() {
+    if (ptr) api->cuMemFreeHost(ptr);
+  }
+};
+struct EventPair {
+  const CudaApi* api = nullptr;
+  CUevent start = nullptr, stop = nullptr;
+  ~EventPair() {
+    if (start) api->cuEventDestroy(start);
+    if (stop) api->cuEventDestroy(stop);
+  }
+};
+
+struct StepError {
+  CUresult code = 0;
+  std::string what;
+};
+
+#define DLENV_CU(call, what)                              \
+  do {                                                    \
+    CUresult rc_ = (call);                                \
+    if (rc_ != kCudaSuccess) return StepError{rc_, what}; \
+  } while (0)
+
+// Times `iterations` runs of `op` between two events on the default stream.
+template <class Op>
+std::optional<StepError> time_op(const CudaApi& api, int warmup, int iterations, Op op,
+                                 double& ms_per) {
+  EventPair ev{&api};
+  auto run = [&]() -> std::optional<StepError> {
+    DLENV_CU(api.cuEventCreate(&ev.start, 0), "cuEventCreate");
+    DLENV_CU(api.cuEventCreate(&ev.stop, 0), "cuEventCreate");
+    for (int i = 0; i < warmup; ++i) {
+      if (auto e = op()) return e;
+    }
+    DLENV_CU(api.cuCtxSynchronize(), "cuCtxSynchronize");
+    DLENV_CU(api.cuEventRecord(ev.start, nullptr), "cuEventRecord");
+    for (int i = 0; i < iterations; ++i) {
+      if (auto e = op()) return e;
+    }
+    DLENV_CU(api.cuEventRecord(ev.stop, nullptr), "cuEventRecord");
+    DLENV_CU(api.cuEventSynchronize(ev.stop), "cuEventSynchronize");
+    float ms = 0;
+    DLENV_CU(api.cuEventElapsedTime(&ms, ev.start, ev.stop), "cuEventElapsedTime");
+    ms_per = static_cast<double>(ms) / iterations;
+    return std::nullopt;
+  };
+  return run();
+}
+
+// The cuDNN part (verify_dnn.cc): convolutions, activations, LSTM/GRU on one GPU
+// whose context is current.
+void dnn_tests(const CudaApi& api, const CudnnApi& dnn, const VerifyOptions& o,
+               const GpuPeaks* peaks, DeviceResult& dev, VerifyResult& r);
+
+}  // namespace dlenv::verify_detail
