@@ -12,6 +12,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "probe/nvidia_companions.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -69,14 +70,6 @@ std::string family_of(std::string_view base) {
   if (base.starts_with("libcudnn")) return "cuDNN";
   if (base.starts_with("libcublas")) return "cuBLAS";
   return "";
-}
-
-bool is_nvidia_cuda_lib(std::string_view base) {
-  for (std::string_view p : {"libcudnn", "libcublas", "libcudart.", "libcufft", "libcusparse",
-                             "libcusolver", "libcurand", "libnccl", "libnvjpeg", "libcupti"}) {
-    if (base.starts_with(p)) return true;
-  }
-  return false;
 }
 
 class Modeler {
@@ -234,26 +227,16 @@ class Modeler {
       if (name == soname) return;
       wanted.emplace_back(name, note);
     };
-    auto lib = kb_.library_from_file_name(soname);
-    if (lib && lib->first == "cudnn") {
-      const auto files = kb_.cudnn_library_files(lib->second, Os::linux);
-      for (const auto& f : files) {
-        add(f, fmt::format("cuDNN {} loads its sub-libraries at run time (dlopen)", lib->second));
-      }
-    }
-    if (lib && lib->first == "cublas" && lib->second > 0) {
-      if (auto lt = kb_.library_file_name("cublasLt", lib->second, Os::linux)) {
-        add(*lt, "cuBLAS needs cuBLASLt of the same version");
-      }
-    }
+    for (const auto& c : nvidia_runtime_companions(kb_, soname, Os::linux, "")) add(c.name, c.note);
     for (const auto& ref : rodata_refs_[i]) {
       add(ref, ref.starts_with("libnvrtc") ? "cuDNN compiles run-time kernels with NVRTC (dlopen)"
                                            : "cuDNN calls cuBLASLt through dlopen");
     }
-    if (!libcuda_added_ && is_nvidia_cuda_lib(soname) && !soname.starts_with("libcuda.")) {
+    if (!libcuda_added_ && loads_cuda_driver(soname, Os::linux) &&
+        !soname.starts_with("libcuda.")) {
       libcuda_added_ = true;
-      add("libcuda.so.1",
-          "the CUDA runtime inside " + soname + " loads the driver library at run time (dlopen)");
+      const auto d = cuda_driver_companion(soname, Os::linux);
+      add(d.name, d.note);
     }
   }
 
@@ -568,6 +551,16 @@ std::string_view search_rule_name(SearchRule rule) {
     case SearchRule::runpath: return "DT_RUNPATH";
     case SearchRule::ld_cache: return "ld.so.cache";
     case SearchRule::default_dirs: return "default directory";
+    case SearchRule::known_dll: return "KnownDLLs";
+    case SearchRule::api_set: return "API set";
+    case SearchRule::dll_load_dir: return "DLL load directory";
+    case SearchRule::app_dir: return "application directory";
+    case SearchRule::user_dirs: return "user directory";
+    case SearchRule::system32: return "System32";
+    case SearchRule::system16: return "System";
+    case SearchRule::windows_dir: return "Windows directory";
+    case SearchRule::current_dir: return "current directory";
+    case SearchRule::path_env: return "PATH";
     case SearchRule::not_found: return "not found";
   }
   return "?";

@@ -16,6 +16,7 @@
 
 #include "binfmt/elf.h"
 #include "binfmt/ldcache.h"
+#include "binfmt/pe.h"
 #include "kb/kb.h"
 #include "platform/filesystem.h"
 #include "util/result.h"
@@ -31,6 +32,17 @@ enum class SearchRule {
   runpath,          // DT_RUNPATH of the requesting object only (not inherited)
   ld_cache,         // /etc/ld.so.cache
   default_dirs,     // the built-in trusted directories
+  // Windows (loader_model_win.h), in the order the standard search applies them.
+  known_dll,     // HKLM\...\Session Manager\KnownDLLs: always System32's copy
+  api_set,       // api-ms-win-* / ext-ms-*: resolved by the loader's API set schema
+  dll_load_dir,  // LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR / LOAD_WITH_ALTERED_SEARCH_PATH
+  app_dir,       // the directory of the .exe
+  user_dirs,     // AddDllDirectory / SetDllDirectory / os.add_dll_directory
+  system32,      // C:\Windows\System32
+  system16,      // C:\Windows\System
+  windows_dir,   // C:\Windows
+  current_dir,   // the process's current directory
+  path_env,      // PATH
   not_found,
 };
 
@@ -81,6 +93,11 @@ struct LoadedObject {
   std::vector<std::string> searched;    // every directory tried, in order
   std::vector<int> children;
   std::optional<ElfInfo> elf;
+  std::optional<PeInfo> pe;  // Windows model
+  bool delay_load = false;   // Windows: a delay-load import (missing fails at the first call)
+  // Windows: the LoadLibrary error this object causes (126 missing, 127 missing
+  // export, 193 wrong machine), 0 when none.
+  int win_error = 0;
   std::string version;  // from the real file name (libcudnn_ops.so.9.1.0 -> "9.1.0")
   // Flags.
   bool missing = false;
