@@ -97,6 +97,7 @@ class WinModeler {
     } else {
       auto pe = parse(*tree_.objects[0].path);
       if (!pe) return std::unexpected(pe.error());
+      if (!*pe) return fail(fmt::format("{}: not a PE file (DLL or EXE)", target));
       machine_ = s_.machine ? s_.machine : (*pe)->machine;
       is64_ = s_.machine ? (machine_ != 0x14c && machine_ != 0x1c4) : (*pe)->is_64;
       accept(0, **pe);
@@ -361,7 +362,6 @@ class WinModeler {
         o.rule_detail = d.detail;
         if (pe && *pe) {
           accept(i, **pe);
-          check_machine(i, requester);
         } else {
           o.win_error = 193;
           o.severity = LoadSeverity::error;
@@ -373,7 +373,18 @@ class WinModeler {
         obj(i).shadowed.push_back({*p, d.rule, note});
       }
     }
-    if (obj(i).path) return;
+    if (obj(i).path) {
+      check_machine(i, requester);
+      return;
+    }
+    // Asked for again after a miss: one error, the second request points at the first.
+    if (auto it = missing_.find(lower); it != missing_.end()) {
+      obj(i).missing = true;
+      obj(i).same_as = it->second;
+      obj(i).rule_detail = "not found (see " + obj(it->second).name + " above)";
+      return;
+    }
+    missing_[lower] = i;
     not_found(i, requester);
   }
 
@@ -619,7 +630,8 @@ class WinModeler {
   uint16_t machine_ = 0x8664;
   bool is64_ = true;
   bool driver_added_ = false;
-  std::map<std::string, int> loaded_;  // lower-case module name -> object
+  std::map<std::string, int> loaded_;   // lower-case module name -> object
+  std::map<std::string, int> missing_;  // lower-case name -> the first object that missed it
   std::map<std::string, std::map<std::string, std::string>> dir_cache_;
   std::map<std::string, std::optional<PeInfo>> pe_cache_;
   std::map<std::string, std::vector<RuntimeCompanion>> bytes_refs_;
