@@ -5,7 +5,7 @@ set -euo pipefail
 pkgs=(g++ cmake make libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev
       libarchive-dev pkg-config file)
 if [[ "${1:-}" == "--windows" ]]; then
-  pkgs+=(g++-mingw-w64-x86-64 wine wine64 libz-mingw-w64-dev)
+  pkgs+=(g++-mingw-w64-x86-64-posix g++-mingw-w64-i686-posix wine wine64 libz-mingw-w64-dev)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

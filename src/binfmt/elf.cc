@@ -735,6 +735,8 @@ std::vector<std::string> elf_find_strings(ByteView bytes, const std::string& pre
   auto f = open_elf(bytes, "");
   if (!f || !*f) return out;
   std::unordered_set<std::string_view> seen;
+  // Portable (no memmem on Windows) and fast on large libraries.
+  const std::boyer_moore_horspool_searcher searcher(prefix.begin(), prefix.end());
   for (const Region& r : readonly_regions(**f)) {
     const char* base = reinterpret_cast<const char*>(bytes.data() + r.offset);
     const size_t size = static_cast<size_t>(r.size);
@@ -744,8 +746,9 @@ std::vector<std::string> elf_find_strings(ByteView bytes, const std::string& pre
     size_t nul = 0;
     bool nul_valid = false;
     while (pos < size) {
-      const void* hit = memmem(base + pos, size - pos, prefix.data(), prefix.size());
-      if (!hit) break;
+      const char* const end = base + size;
+      const char* hit = std::search(base + pos, end, searcher);
+      if (hit == end) break;
       const size_t start = static_cast<size_t>(static_cast<const char*>(hit) - base);
       if (!nul_valid || nul < start) {
         const void* p = std::memchr(base + start, 0, size - start);

@@ -29,6 +29,12 @@ class DynamicLibrary {
   // already loaded. Falls back to open() where namespaces are unavailable.
   static Result<DynamicLibrary> open_isolated(const std::string& path);
 
+  // The loader's error number for the last failed open()/open_isolated() on this
+  // thread: GetLastError() on Windows (126 module not found, 127 procedure not found,
+  // 193 not a valid Win32 application, 1114 DLL initialisation failed); 0 on POSIX,
+  // where dlopen reports only text (and after a successful open).
+  static int last_error_code();
+
   bool is_open() const { return handle_ != nullptr; }
   void* symbol(const char* name) const;
   // The file the loader really mapped (dlinfo link map / GetModuleFileNameW), as an

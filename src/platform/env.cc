@@ -5,14 +5,6 @@
 
 #include "util/strings.h"
 
-#if defined(_WIN32)
-#define DLENV_ENVIRON _environ
-#else
-#include <unistd.h>
-extern "C" char** environ;
-#define DLENV_ENVIRON environ
-#endif
-
 namespace dlenv {
 namespace {
 
@@ -51,18 +43,6 @@ std::string line_error(std::string_view file_name, size_t line_no, std::string_v
 }
 
 }  // namespace
-
-std::unique_ptr<Env> make_process_env() {
-  std::map<std::string, std::string> vars;
-  for (char** e = DLENV_ENVIRON; e != nullptr && *e != nullptr; ++e) {
-    std::string_view entry(*e);
-    size_t eq = entry.find('=');
-    if (eq == std::string_view::npos || eq == 0) continue;
-    // getenv() returns the first match, so the first occurrence wins here too.
-    vars.emplace(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
-  }
-  return std::make_unique<MapEnv>(std::move(vars));
-}
 
 std::unique_ptr<Env> make_map_env(std::map<std::string, std::string> vars) {
   return std::make_unique<MapEnv>(std::move(vars));

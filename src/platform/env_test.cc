@@ -1,7 +1,6 @@
 #include "platform/env.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 namespace dlenv {
 namespace {
@@ -14,17 +13,6 @@ TEST(Env, MapEnvGetAndAll) {
   auto all = env->all();
   ASSERT_EQ(all.size(), 2u);
   EXPECT_EQ(all.begin()->first, "A");
-}
-
-TEST(Env, ProcessEnvIsASnapshot) {
-  ASSERT_EQ(::setenv("DLENV_ENV_TEST_VAR", "a=b=c", 1), 0);
-  auto env = make_process_env();
-  EXPECT_EQ(env->get("DLENV_ENV_TEST_VAR"), "a=b=c");
-  ASSERT_EQ(::setenv("DLENV_ENV_TEST_VAR", "changed", 1), 0);
-  EXPECT_EQ(env->get("DLENV_ENV_TEST_VAR"), "a=b=c");
-  EXPECT_EQ(env->all().at("DLENV_ENV_TEST_VAR"), "a=b=c");
-  ::unsetenv("DLENV_ENV_TEST_VAR");
-  EXPECT_FALSE(make_process_env()->get("DLENV_ENV_TEST_VAR"));
 }
 
 TEST(ParseEnvFile, ParsesAllForms) {
