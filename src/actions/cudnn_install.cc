@@ -1,0 +1,808 @@
+#include "actions/cudnn_install.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+#include "binfmt/pe.h"
+#include "platform/process.h"
+#include "probe/loader_model.h"
+#include "util/strings.h"
+
+namespace dlenv {
+namespace {
+
+using nlohmann::json;
+
+const char* const kWindowsToolkits = "/Program Files/NVIDIA GPU Computing Toolkit/CUDA";
+
+std::optional<Version> read_toolkit_version(const FileSystem& fs, const std::string& root,
+                                            std::string* source) {
+  if (auto text = fs.read_file(path_join(root, "version.json"))) {
+    json doc = json::parse(*text, nullptr, false);
+    if (!doc.is_discarded() && doc.contains("cuda") && doc["cuda"].is_object()) {
+      if (auto v = Version::parse(doc["cuda"].value("version", ""))) {
+        *source = path_join(root, "version.json");
+        return v;
+      }
+    }
+  }
+  if (auto text = fs.read_file(path_join(root, "version.txt"))) {
+    auto pos = text->find("Version");
+    if (pos != std::string::npos) {
+      if (auto v = Version::parse(trim(std::string_view(*text).substr(pos + 7)))) {
+        *source = path_join(root, "version.txt");
+        return v;
+      }
+    }
+  }
+  std::string base = path_basename(root);  // Windows: ...\CUDA\v12.4
+  if (starts_with(base, "v") || starts_with(base, "cuda-")) {
+    if (auto v = Version::parse(base.substr(base[0] == 'v' ? 1 : 5))) {
+      *source = "directory name " + root;
+      return v;
+    }
+  }
+  return std::nullopt;
+}
+
+using ToolkitCandidate = ToolkitLocation;
+
+}  // namespace
+
+std::vector<ToolkitLocation> find_cuda_toolkits(const ProbeContext& ctx) {
+  std::vector<ToolkitCandidate> out;
+  auto add = [&](const std::string& root, bool is_default) {
+    if (!ctx.fs.is_dir(root)) return;
+    std::string real = ctx.fs.real_path(root).value_or(root);
+    for (auto& c : out) {
+      if (c.real == real) {
+        c.is_default = c.is_default || is_default;
+        return;
+      }
+    }
+    ToolkitCandidate c{root, real, {}, is_default};
+    std::string src;
+    if (auto v = read_toolkit_version(ctx.fs, root, &src)) {
+      c.version = Fact<Version>::known(*v, src);
+    } else {
+      c.version =
+          Fact<Version>::unknown(FactStatus::not_found, "no version.json or version.txt", root);
+    }
+    out.push_back(std::move(c));
+  };
+  if (ctx.os == Os::windows) {
+    if (auto v = ctx.env.get("CUDA_PATH"); v && !v->empty()) {
+      add(logical_toolkit_path(*v, Os::windows), true);
+    }
+    for (const auto& [k, v] : ctx.env.all()) {
+      if (starts_with(k, "CUDA_PATH_V")) add(logical_toolkit_path(v, Os::windows), false);
+    }
+    if (auto es = ctx.fs.list_dir(kWindowsToolkits)) {
+      for (const auto& e : *es) {
+        if (starts_with(e.name, "v")) add(path_join(kWindowsToolkits, e.name), false);
+      }
+    }
+    return out;
+  }
+  LoaderConfig loader = read_loader_config(ctx);
+  for (const auto& t : probe_toolkits(ctx, loader)) {
+    if (t.pip_assembled) continue;  // a pip wheel tree is not where archives go
+    add(t.root, t.is_default_link);
+  }
+  return out;
+}
+
+namespace {
+
+// "9.0.0" from libcudnn_ops.so.9.0.0, or the DLL's version resource.
+std::string file_version_text(const FileSystem& fs, const std::string& path) {
+  static const std::regex so_re(R"(.*\.so\.(\d+\.\d+\.\d+))");
+  std::string real = fs.real_path(path).value_or(path);
+  std::smatch m;
+  std::string base = path_basename(real);
+  if (std::regex_match(base, m, so_re)) return m[1].str();
+  if (ends_with(to_lower(base), ".dll")) {
+    if (auto mf = fs.map_file(path)) {
+      if (auto pe = parse_pe((*mf)->bytes(), path); pe && *pe && (**pe).file_version) {
+        return *(**pe).file_version;
+      }
+    }
+  }
+  return "";
+}
+
+std::string describe_existing(const FileSystem& fs, const std::string& path,
+                              const std::string& previous_cudnn) {
+  auto st = fs.lstat(path);
+  if (!st) return "";
+  if (st->type == FileType::symlink) {
+    return "link -> " + fs.read_link(path).value_or("?");
+  }
+  std::string v = file_version_text(fs, path);
+  if (!v.empty()) return "version " + v;
+  if (!previous_cudnn.empty()) return "cuDNN " + previous_cudnn + " (the toolkit's header)";
+  return "unknown version";
+}
+
+std::string safe_version_text(const Version& v) {
+  std::string s = v.str();
+  for (char& c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.')) c = '_';
+  }
+  return s;
+}
+
+std::string manifest_name(const std::string& version) {
+  return "cudnn-" + version + ".json";
+}
+
+}  // namespace
+
+std::string logical_toolkit_path(const std::string& arg, Os os) {
+  if (os != Os::windows) return path_normalize(arg);
+  std::string p = arg;
+  std::replace(p.begin(), p.end(), '\\', '/');
+  if (p.size() >= 2 && p[1] == ':') p = p.substr(2);
+  if (p.empty() || p[0] != '/') p = "/" + p;
+  return path_normalize(p);
+}
+
+std::string display_path(const std::string& logical, Os os) {
+  if (os != Os::windows) return logical;
+  std::string p = "C:" + logical;
+  std::replace(p.begin(), p.end(), '/', '\\');
+  return p;
+}
+
+std::vector<BusyFile> find_busy_files(const FileSystem& fs, const std::vector<std::string>& paths) {
+  std::vector<BusyFile> out;
+  if (paths.empty()) return out;
+  std::set<std::string> wanted(paths.begin(), paths.end());
+  auto procs = fs.list_dir("/proc");
+  if (!procs) return out;
+  for (const auto& p : *procs) {
+    auto pid = parse_int(p.name);
+    if (!pid || *pid <= 0) continue;
+    auto maps = fs.read_file("/proc/" + p.name + "/maps", 64u << 20);
+    if (!maps) continue;  // gone, or another user's process we may not read
+    std::set<std::string> hit;
+    for (const auto& line : split_lines(*maps)) {
+      // address perms offset dev inode pathname
+      size_t slash = line.find('/');
+      if (slash == std::string::npos) continue;
+      std::string file(trim(std::string_view(line).substr(slash)));
+      if (ends_with(file, " (deleted)")) continue;
+      if (wanted.count(file) && hit.insert(file).second) {
+        std::string comm(trim(fs.read_file("/proc/" + p.name + "/comm").value_or("?")));
+        out.push_back({file, static_cast<int>(*pid), comm});
+      }
+    }
+  }
+  return out;
+}
+
+Result<CudnnInstallPlan> plan_cudnn_install(const ProbeContext& ctx, const CudnnSource& source,
+                                            const CudnnInstallOptions& o) {
+  auto dist = inspect_cudnn(source, ctx.kb);
+  if (!dist) return std::unexpected(dist.error());
+  CudnnInstallPlan plan;
+  plan.dist = std::move(*dist);
+  const FileSystem& fs = ctx.fs;
+  const Os os = ctx.os;
+  for (const auto& e : plan.dist.errors) plan.blockers.push_back("the distribution: " + e);
+  if (plan.dist.os != os) {
+    plan.blockers.push_back(fmt::format(
+        "this is a {} distribution ({}) but the target is {}: download the {} archive",
+        plan.dist.os == Os::windows ? "Windows" : "Linux", plan.dist.file_name,
+        os == Os::windows ? "Windows" : "Linux", os == Os::windows ? "windows-x86_64" : "linux"));
+  }
+  if (!plan.dist.version) return plan;
+  const Version& ver = *plan.dist.version;
+  plan.version = safe_version_text(ver);
+
+  // The toolkit.
+  std::vector<ToolkitCandidate> toolkits = find_cuda_toolkits(ctx);
+  std::optional<ToolkitCandidate> chosen;
+  const std::optional<int> want_major =
+      plan.dist.cuda_major ? std::optional<int>(*plan.dist.cuda_major) : std::nullopt;
+  if (!o.toolkit.empty()) {
+    std::string root = logical_toolkit_path(o.toolkit, os);
+    if (!fs.is_dir(root)) {
+      plan.blockers.push_back("--toolkit " + o.toolkit + ": not a directory");
+      return plan;
+    }
+    std::string real = fs.real_path(root).value_or(root);
+    ToolkitCandidate c{root, real, {}, false};
+    std::string src;
+    if (auto v = read_toolkit_version(fs, root, &src)) {
+      c.version = Fact<Version>::known(*v, src);
+    } else {
+      c.version = Fact<Version>::unknown(FactStatus::not_found,
+                                         "no version.json or version.txt in " + root, root);
+    }
+    chosen = c;
+    plan.toolkit_reason = "--toolkit";
+  } else if (o.cuda) {
+    for (const auto& t : toolkits) {
+      if (t.version && t.version->truncated(o.cuda->parts().size()) == *o.cuda) {
+        if (!chosen || t.is_default) chosen = t;
+      }
+    }
+    if (!chosen) {
+      std::vector<std::string> have;
+      for (const auto& t : toolkits) {
+        have.push_back(t.root + (t.version ? " (" + t.version->str() + ")" : ""));
+      }
+      plan.blockers.push_back(fmt::format(
+          "no CUDA {} toolkit found (found: {}); install it, or give its directory with --toolkit",
+          o.cuda->str(), have.empty() ? "none" : join(have, ", ")));
+      return plan;
+    }
+    plan.toolkit_reason = "--cuda " + o.cuda->str();
+  } else {
+    std::vector<ToolkitCandidate> match;
+    for (const auto& t : toolkits) {
+      if (want_major && t.version && t.version->major() == *want_major) match.push_back(t);
+    }
+    auto def = std::find_if(match.begin(), match.end(), [](const auto& t) { return t.is_default; });
+    if (match.size() == 1) {
+      chosen = match[0];
+      plan.toolkit_reason = fmt::format("the only CUDA {} toolkit found", *want_major);
+    } else if (def != match.end()) {
+      chosen = *def;
+      plan.toolkit_reason =
+          fmt::format("the default toolkit (/usr/local/cuda) among {} CUDA {} toolkits",
+                      match.size(), *want_major);
+    } else {
+      std::vector<std::string> have;
+      for (const auto& t : toolkits) {
+        have.push_back(display_path(t.root, os) + (t.version ? " (" + t.version->str() + ")" : ""));
+      }
+      plan.blockers.push_back(
+          match.empty()
+              ? fmt::format("no toolkit for CUDA {} was found (found: {}); give one with --toolkit "
+                            "DIR or --cuda X.Y",
+                            want_major ? std::to_string(*want_major) : "?",
+                            have.empty() ? "none" : join(have, ", "))
+              : fmt::format("{} CUDA {} toolkits match ({}): choose one with --toolkit DIR",
+                            match.size(), *want_major, join(have, ", ")));
+      return plan;
+    }
+  }
+  plan.toolkit = chosen->root;
+  plan.toolkit_real = chosen->real;
+  plan.toolkit_version = chosen->version;
+  if (want_major && chosen->version && chosen->version->major() != *want_major) {
+    std::string why = fmt::format(
+        "cuDNN {} in {} was built for CUDA {} ({}), but the toolkit {} is CUDA {}: its "
+        "libraries look for the CUDA {} cuBLAS/cuBLASLt, which this toolkit does not have, so "
+        "cuDNN would fail to load. Download the _cuda{} archive of cuDNN {}",
+        ver.str(), plan.dist.file_name, *want_major,
+        plan.dist.cuda_evidence.empty() ? "file name" : plan.dist.cuda_evidence.front(),
+        display_path(chosen->root, os), chosen->version->str(), *want_major,
+        chosen->version->major(), ver.truncated(3).str());
+    if (o.force) {
+      plan.warnings.push_back(why + " (installing anyway: --force)");
+    } else {
+      plan.blockers.push_back(why + ", or pass --force to install anyway");
+    }
+  } else if (!want_major) {
+    plan.warnings.push_back(
+        "the CUDA major this cuDNN was built for is unknown: the toolkit was not checked");
+  } else if (!chosen->version) {
+    plan.warnings.push_back("the toolkit's CUDA version is unknown (" + chosen->version.reason +
+                            "): the CUDA major was not checked");
+  }
+
+  // What is there now.
+  const std::string tk = plan.toolkit_real;
+  auto real_dir = [&](const std::string& rel) {
+    std::string d = path_join(tk, rel);
+    return fs.is_dir(d) ? fs.real_path(d).value_or(d) : d;
+  };
+  if (auto text = fs.read_file(path_join(real_dir("include"), "cudnn_version.h"))) {
+    if (auto v = parse_cudnn_version_header(*text)) plan.previous_cudnn = v->str();
+  }
+  plan.dlenv_dir = path_join(tk, ".dlenv");
+  plan.staging_dir = path_join(plan.dlenv_dir, "staging-cudnn-" + plan.version);
+  plan.backup_dir = path_join(plan.dlenv_dir, "backup-cudnn-" + plan.version);
+  plan.manifest_path = path_join(plan.dlenv_dir, manifest_name(plan.version));
+  if (auto es = fs.list_dir(plan.dlenv_dir)) {
+    for (const auto& e : *es) {
+      if (starts_with(e.name, "cudnn-") && ends_with(e.name, ".json")) {
+        std::string other = e.name.substr(6, e.name.size() - 11);
+        plan.blockers.push_back(fmt::format(
+            "dlenv already installed cuDNN {} here ({}): run `dlenv cudnn uninstall {}` first "
+            "(one dlenv install per toolkit keeps every backup exact)",
+            other, display_path(path_join(plan.dlenv_dir, e.name), os), other));
+      } else if (starts_with(e.name, "staging-") || starts_with(e.name, "backup-")) {
+        plan.blockers.push_back(fmt::format(
+            "{} is left from an interrupted dlenv run: look inside, restore or remove it first",
+            display_path(path_join(plan.dlenv_dir, e.name), os)));
+      }
+    }
+  }
+
+  // The steps.
+  std::set<std::string> dest_dirs;
+  std::map<std::string, std::string> real_dirs;
+  size_t n = 0;
+  for (const auto& f : plan.dist.files) {
+    if (f.dest.empty() || f.type == SourceEntryType::hardlink) continue;
+    std::string rel_dir = path_dirname(f.dest);
+    if (!real_dirs.count(rel_dir)) real_dirs[rel_dir] = real_dir(rel_dir);
+    CudnnInstallStep s;
+    s.source_path = f.path;
+    s.dest = path_join(real_dirs[rel_dir], path_basename(f.dest));
+    s.type = f.type;
+    s.mode = f.mode;
+    s.size = f.size;
+    s.link_target = f.link_target;
+    std::string tag = fmt::format("{:03}-{}", n++, path_basename(f.dest));
+    s.staged = path_join(plan.staging_dir, tag);
+    if (fs.lstat(s.dest)) {
+      auto st = fs.lstat(s.dest);
+      if (st->type == FileType::directory) {
+        plan.blockers.push_back(display_path(s.dest, os) +
+                                " is a directory where a file is to go: move it away first");
+      }
+      s.replaces = true;
+      s.old_what = describe_existing(fs, s.dest, plan.previous_cudnn);
+      s.backup = path_join(plan.backup_dir, tag);
+    }
+    if (f.type == SourceEntryType::symlink) {
+      s.new_what = "link -> " + f.link_target;
+    } else {
+      static const std::regex so_re(R"(.*\.so\.(\d+\.\d+\.\d+))");
+      std::smatch m;
+      std::string base = path_basename(f.dest);
+      s.new_what =
+          std::regex_match(base, m, so_re) ? "version " + m[1].str() : "cuDNN " + ver.str();
+    }
+    dest_dirs.insert(real_dirs[rel_dir]);
+    plan.steps.push_back(std::move(s));
+  }
+  if (plan.steps.empty()) plan.blockers.push_back("the distribution has no cuDNN files to install");
+  for (const auto& d : dest_dirs) {
+    if (!fs.is_dir(d)) plan.dirs_to_create.push_back(d);
+  }
+
+  // Permissions: every directory written into (or its nearest existing parent).
+  std::set<std::string> check = dest_dirs;
+  check.insert(fs.is_dir(plan.dlenv_dir) ? plan.dlenv_dir : tk);
+  for (std::string d : check) {
+    while (!fs.exists(d) && d != "/" && !d.empty()) d = path_dirname(d);
+    if (!fs.can_write(d)) {
+      auto st = fs.stat(d);
+      plan.blockers.push_back(fmt::format(
+          "no permission to write in {} (owner uid {}, mode {:04o}): nothing was changed. Run "
+          "the install as that user (e.g. with sudo), or install into a toolkit you own with "
+          "--toolkit DIR",
+          display_path(d, os), st ? st->uid : 0, st ? st->mode : 0));
+    }
+  }
+  // Files running processes map (Linux): they keep the old copy until they restart.
+  if (os == Os::linux) {
+    std::vector<std::string> replaced;
+    for (const auto& s : plan.steps) {
+      if (s.replaces) replaced.push_back(fs.real_path(s.dest).value_or(s.dest));
+    }
+    plan.busy = find_busy_files(fs, replaced);
+    for (const auto& b : plan.busy) {
+      plan.warnings.push_back(fmt::format(
+          "process {} ({}) has {} loaded: it keeps using the old copy until it restarts "
+          "(the new file is moved in beside it, never written over it)",
+          b.pid, b.command, display_path(b.path, os)));
+    }
+  }
+  for (const auto& w : plan.dist.warnings) plan.warnings.push_back("the distribution: " + w);
+  return plan;
+}
+
+namespace {
+
+void verify_install(const ProbeContext& ctx, const CudnnInstallPlan& plan, CudnnInstallResult& r) {
+  const FileSystem& fs = ctx.fs;
+  const Version& ver = *plan.dist.version;
+  const int major = ver.major();
+  const std::string tk = plan.toolkit_real;
+  // Header.
+  std::string include_dir, lib_dir;
+  for (const auto& s : plan.steps) {
+    if (path_basename(s.dest) == "cudnn_version.h") include_dir = path_dirname(s.dest);
+  }
+  if (!include_dir.empty()) {
+    std::string h = path_join(include_dir, "cudnn_version.h");
+    auto text = fs.read_file(h);
+    auto hv = text ? parse_cudnn_version_header(*text) : std::nullopt;
+    if (!hv || hv->truncated(3) != ver.truncated(3)) {
+      r.verify_errors.push_back(fmt::format("{} says {} after the copy, expected {}",
+                                            display_path(h, ctx.os), hv ? hv->str() : "no version",
+                                            ver.truncated(3).str()));
+    } else {
+      r.verified.push_back(fmt::format("header {}: {}", display_path(h, ctx.os), hv->str()));
+    }
+  }
+  // Every library file of this major, and the main library's version.
+  const auto libs = ctx.kb.cudnn_library_files(major, ctx.os);
+  for (const auto& s : plan.steps) {
+    if (!libs.empty() && path_basename(s.dest) == libs.front()) lib_dir = path_dirname(s.dest);
+  }
+  if (lib_dir.empty()) {
+    r.verify_errors.push_back("the main library " + (libs.empty() ? "?" : libs.front()) +
+                              " was not among the installed files");
+    return;
+  }
+  for (const auto& l : libs) {
+    if (!fs.exists(path_join(lib_dir, l))) {
+      r.verify_errors.push_back(display_path(path_join(lib_dir, l), ctx.os) + " is missing");
+    }
+  }
+  const std::string main = path_join(lib_dir, libs.front());
+  std::string lv = file_version_text(fs, main);
+  if (!lv.empty()) {
+    auto v = Version::parse(lv);
+    size_t n = std::min<size_t>(v ? v->parts().size() : 0, ver.parts().size());
+    if (!v || v->truncated(n) != ver.truncated(n)) {
+      r.verify_errors.push_back(fmt::format("{} is version {}, the header says {}",
+                                            display_path(main, ctx.os), lv, ver.str()));
+    } else {
+      r.verified.push_back(fmt::format("library {}: {}", display_path(main, ctx.os), lv));
+    }
+  }
+  if (ctx.os != Os::linux) {
+    r.notes.push_back("Windows: the DLL search order was not modelled; make sure " +
+                      display_path(lib_dir, ctx.os) + " is on PATH (`dlenv env --cuda X.Y`)");
+    return;
+  }
+  // The loader model: the library and every sub-library must resolve.
+  LoaderConfig loader = read_loader_config(ctx);
+  LinuxLoaderSettings settings;
+  settings.cache = loader.cache;
+  settings.conf_dirs = loader.conf_dirs;
+  settings.ld_library_path = loader.ld_library_path;
+  settings.symbols = false;
+  auto tree = model_linux_load(fs, ctx.kb, main, settings);
+  if (!tree) {
+    r.verify_errors.push_back("the loader model cannot read " + main + ": " + tree.error().message);
+    return;
+  }
+  const std::string lib_real = fs.real_path(lib_dir).value_or(lib_dir);
+  int resolved = 0;
+  for (const auto& obj : tree->objects) {
+    std::string base = path_basename(obj.path.value_or(obj.name));
+    if (!starts_with(path_basename(obj.name), "libcudnn")) continue;
+    if (!obj.path) {
+      r.verify_errors.push_back(fmt::format("{} does not resolve through the loader: {}", obj.name,
+                                            obj.problem.empty() ? "not found" : obj.problem));
+      continue;
+    }
+    ++resolved;
+    std::string dir = path_dirname(fs.real_path(*obj.path).value_or(*obj.path));
+    if (dir != lib_real) {
+      r.notes.push_back(fmt::format("{} resolves to {} ({}), not to the copy just installed",
+                                    obj.name, *obj.path, search_rule_name(obj.rule)));
+    }
+  }
+  if (resolved > 0) {
+    r.verified.push_back(fmt::format("loader model: {} cuDNN objects resolve from {}", resolved,
+                                     display_path(main, ctx.os)));
+  }
+  // A real load, only on the live system.
+  if (ctx.live && !fs.is_rooted()) {
+    CudnnCopy copy;
+    copy.library = main;
+    probe_cudnn_live(ctx, copy);
+    if (!copy.live_version) {
+      r.verify_errors.push_back("loading " + main + " failed: " + copy.live_version.reason);
+    } else if (copy.live_version->truncated(3) != ver.truncated(3)) {
+      r.verify_errors.push_back(fmt::format("cudnnGetVersion() of {} says {}, expected {}", main,
+                                            copy.live_version->str(), ver.truncated(3).str()));
+    } else {
+      r.verified.push_back(
+          fmt::format("loaded for real: cudnnGetVersion() = {}", copy.live_version->str()));
+    }
+  } else {
+    r.verified.push_back("not loaded for real (under --root)");
+  }
+}
+
+void loader_cache_notes(const ProbeContext& ctx, const std::string& lib_dir,
+                        CudnnInstallResult& r) {
+  LoaderConfig loader = read_loader_config(ctx);
+  const std::string real = ctx.fs.real_path(lib_dir).value_or(lib_dir);
+  bool covered = false;
+  for (const auto& d : loader.conf_dirs) {
+    if (ctx.fs.real_path(d).value_or(d) == real) covered = true;
+  }
+  if (!covered) {
+    r.notes.push_back(fmt::format(
+        "{} is not in /etc/ld.so.conf: programs find cuDNN only through their RUNPATH or "
+        "LD_LIBRARY_PATH. To make it system-wide: echo {} | sudo tee "
+        "/etc/ld.so.conf.d/cuda-cudnn.conf && sudo ldconfig",
+        lib_dir, lib_dir));
+    return;
+  }
+  if (ctx.live && !ctx.fs.is_rooted()) {
+    auto p = run_process({"ldconfig"});
+    if (p && p->exit_code == 0) {
+      r.notes.push_back("ran ldconfig: the loader cache now lists the new files");
+    } else {
+      r.notes.push_back(fmt::format("ldconfig failed ({}): run `sudo ldconfig`",
+                                    p ? trim(p->err) : std::string_view(p.error().message)));
+    }
+  } else {
+    r.notes.push_back(lib_dir +
+                      " is in the root's /etc/ld.so.conf: run `ldconfig` (as root) on "
+                      "that system so its cache lists the new files");
+  }
+}
+
+std::string install_manifest_json(const CudnnInstallPlan& plan,
+                                  const std::vector<std::string>& created) {
+  json files = json::array();
+  for (const auto& s : plan.steps) {
+    files.push_back({{"path", s.dest},
+                     {"type", source_entry_type_name(s.type)},
+                     {"size", s.size},
+                     {"backup", s.replaces ? json(s.backup) : json(nullptr)}});
+  }
+  json doc{{"schema", "dlenv.cudnn-installed/1"},
+           {"version", plan.version},
+           {"cuda_major", plan.dist.cuda_major ? json(*plan.dist.cuda_major) : json(nullptr)},
+           {"toolkit", plan.toolkit_real},
+           {"source", plan.dist.source},
+           {"previous_cudnn", plan.previous_cudnn},
+           {"backup_dir", plan.backup_dir},
+           {"created_dirs", created},
+           {"files", files}};
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace
+
+CudnnInstallResult execute_cudnn_install(const ProbeContext& ctx, const CudnnSource& source,
+                                         const CudnnInstallPlan& plan, FileWriter& w) {
+  CudnnInstallResult r;
+  if (!plan.ok()) {
+    r.failure = "the plan has blockers: " + join(plan.blockers, "; ");
+    return r;
+  }
+  const FileSystem& fs = ctx.fs;
+  Transaction tx(w);
+  auto exists = [&](const std::string& p) { return fs.exists(p); };
+  auto abort = [&](const std::string& step, const Error& e) {
+    r.failure = step + ": " + e.message;
+    r.rollback_problems = tx.rollback();
+    return r;
+  };
+  // Directories dlenv creates (kept in the manifest so uninstall removes them).
+  std::vector<std::string> created;
+  auto note_dirs = [&](const std::string& d) {
+    std::vector<std::string> chain;
+    for (std::string p = d; !p.empty() && p != "/" && !fs.exists(p); p = path_dirname(p)) {
+      chain.push_back(p);
+    }
+    created.insert(created.end(), chain.rbegin(), chain.rend());
+  };
+  note_dirs(plan.dlenv_dir);
+  if (auto x = tx.make_dirs(plan.dlenv_dir, exists); !x) return abort("creating .dlenv", x.error());
+  if (auto x = tx.make_dir(plan.staging_dir, 0700); !x) return abort("staging", x.error());
+
+  // 1. Stage every file (one pass over the source), then the links.
+  std::map<std::string, const CudnnInstallStep*> by_source;
+  for (const auto& s : plan.steps) by_source[s.source_path] = &s;
+  size_t staged = 0;
+  auto read = source.read_files([&](const SourceEntry& e) { return by_source.count(e.path) > 0; },
+                                [&](const SourceEntry& e, std::string_view data) -> Result<void> {
+                                  const CudnnInstallStep& s = *by_source[e.path];
+                                  auto x = tx.write_new_file(s.staged, data, s.mode);
+                                  if (x) ++staged;
+                                  return x;
+                                });
+  if (!read) return abort("staging the files", read.error());
+  for (const auto& s : plan.steps) {
+    if (s.type != SourceEntryType::symlink) continue;
+    if (auto x = tx.make_symlink(s.staged, s.link_target); !x) return abort("staging", x.error());
+    ++staged;
+  }
+  if (staged != plan.steps.size()) {
+    return abort("staging", Error{fmt::format("{} of {} files could be read from {}", staged,
+                                              plan.steps.size(), plan.dist.source)});
+  }
+  // 2. Destination and backup directories.
+  for (const auto& d : plan.dirs_to_create) {
+    note_dirs(d);
+    if (auto x = tx.make_dirs(d, exists); !x) return abort("creating " + d, x.error());
+  }
+  bool any_backup =
+      std::any_of(plan.steps.begin(), plan.steps.end(), [](const auto& s) { return s.replaces; });
+  if (any_backup) {
+    if (auto x = tx.make_dir(plan.backup_dir, 0700); !x) return abort("backup", x.error());
+  }
+  // 3. Move each old file aside and the new one in (renames: atomic, same file system).
+  for (const auto& s : plan.steps) {
+    if (s.replaces) {
+      if (auto x = tx.rename(s.dest, s.backup); !x) return abort("backing up " + s.dest, x.error());
+    }
+    if (auto x = tx.rename(s.staged, s.dest); !x) return abort("installing " + s.dest, x.error());
+  }
+  if (auto x = tx.remove_dir(plan.staging_dir, 0700); !x) return abort("cleaning up", x.error());
+  // 4. The manifest uninstall reads.
+  if (auto x = tx.write_new_file(plan.manifest_path, install_manifest_json(plan, created), 0644);
+      !x) {
+    return abort("writing the manifest", x.error());
+  }
+  // 5. Verify; a failed verification undoes the install too.
+  verify_install(ctx, plan, r);
+  if (!r.verify_errors.empty()) {
+    return abort("verification", Error{join(r.verify_errors, "; ")});
+  }
+  for (const auto& problem : tx.commit()) r.notes.push_back(problem);
+  r.installed = true;
+  if (ctx.os == Os::linux) {
+    for (const auto& s : plan.steps) {
+      if (path_basename(s.dest) == fmt::format("libcudnn.so.{}", plan.dist.version->major())) {
+        loader_cache_notes(ctx, path_dirname(s.dest), r);
+        break;
+      }
+    }
+  }
+  if (!plan.busy.empty()) {
+    std::set<int> pids;
+    for (const auto& b : plan.busy) pids.insert(b.pid);
+    std::vector<std::string> ps;
+    for (int p : pids) ps.push_back(std::to_string(p));
+    r.notes.push_back("restart process(es) " + join(ps, ", ") + " to use the new cuDNN");
+  }
+  return r;
+}
+
+CudnnUninstallResult uninstall_cudnn(const ProbeContext& ctx, const std::string& version,
+                                     const std::string& toolkit, FileWriter& w) {
+  CudnnUninstallResult r;
+  r.version = version;
+  const FileSystem& fs = ctx.fs;
+  // Find the manifest.
+  std::vector<std::string> roots;
+  if (!toolkit.empty()) {
+    std::string root = logical_toolkit_path(toolkit, ctx.os);
+    roots.push_back(fs.real_path(root).value_or(root));
+  } else {
+    for (const auto& t : find_cuda_toolkits(ctx)) roots.push_back(t.real);
+  }
+  std::vector<std::pair<std::string, std::string>> found;  // root, manifest
+  for (const auto& root : roots) {
+    auto es = fs.list_dir(path_join(root, ".dlenv"));
+    if (!es) continue;
+    for (const auto& e : *es) {
+      if (!starts_with(e.name, "cudnn-") || !ends_with(e.name, ".json")) continue;
+      std::string v = e.name.substr(6, e.name.size() - 11);
+      if (v == version || starts_with(v, version + ".")) {
+        found.emplace_back(root, path_join(path_join(root, ".dlenv"), e.name));
+      }
+    }
+  }
+  if (found.empty()) {
+    r.failure = fmt::format(
+        "no dlenv install of cuDNN {} found in {} (dlenv uninstalls only what `dlenv cudnn "
+        "install` put there; `dlenv cudnn list` shows what is installed)",
+        version, roots.empty() ? "any toolkit" : join(roots, ", "));
+    return r;
+  }
+  if (found.size() > 1) {
+    std::vector<std::string> where;
+    for (const auto& f : found) where.push_back(f.second);
+    r.failure = "several installs match: " + join(where, ", ") + "; give --toolkit DIR";
+    return r;
+  }
+  const std::string root = found[0].first, manifest = found[0].second;
+  r.toolkit = root;
+  auto text = fs.read_file(manifest);
+  json doc = text ? json::parse(*text, nullptr, false) : json();
+  if (!text || doc.is_discarded() || !doc.contains("files") || !doc["files"].is_array()) {
+    r.failure =
+        manifest + " cannot be read or is not a dlenv install manifest: nothing was changed";
+    return r;
+  }
+  r.version = doc.value("version", version);
+  const std::string dlenv_dir = path_join(root, ".dlenv");
+  const std::string backup_dir = doc.value("backup_dir", "");
+  std::vector<std::string> created;
+  for (const auto& d : doc.value("created_dirs", json::array())) {
+    if (d.is_string()) created.push_back(d.get<std::string>());
+  }
+  // Every path must lie inside the toolkit: a tampered manifest must not move other files.
+  auto inside = [&](const std::string& p) {
+    return starts_with(path_normalize(p), root + "/") && !contains(p, "/../");
+  };
+  struct Item {
+    std::string path, backup;
+  };
+  std::vector<Item> items;
+  for (const auto& f : doc["files"]) {
+    Item it{f.value("path", ""),
+            f.contains("backup") && f["backup"].is_string() ? f["backup"].get<std::string>() : ""};
+    if (!inside(it.path) || (!it.backup.empty() && !inside(it.backup))) {
+      r.failure = manifest + " names a path outside the toolkit (" + it.path +
+                  "): refusing to touch anything";
+      return r;
+    }
+    if (!it.backup.empty() && !fs.lstat(it.backup)) {
+      r.failure = fmt::format(
+          "the backup {} of {} is missing: nothing was changed (restore it "
+          "by hand or reinstall the previous cuDNN)",
+          it.backup, it.path);
+      return r;
+    }
+    items.push_back(std::move(it));
+  }
+  Transaction tx(w);
+  auto abort = [&](const std::string& step, const Error& e) {
+    r.failure = step + ": " + e.message;
+    r.rollback_problems = tx.rollback();
+    return r;
+  };
+  const std::string trash = path_join(dlenv_dir, "uninstall-cudnn-" + r.version);
+  if (auto x = tx.make_dir(trash, 0700); !x) return abort("uninstall", x.error());
+  size_t n = 0;
+  std::vector<std::string> trashed;
+  for (auto it = items.rbegin(); it != items.rend(); ++it) {
+    if (fs.lstat(it->path)) {
+      std::string t = path_join(trash, fmt::format("{:03}-{}", n++, path_basename(it->path)));
+      if (auto x = tx.rename(it->path, t); !x) return abort("removing " + it->path, x.error());
+      trashed.push_back(t);
+      r.removed_files.push_back(it->path);
+    }
+    if (!it->backup.empty()) {
+      if (auto x = tx.rename(it->backup, it->path); !x) {
+        return abort("restoring " + it->path, x.error());
+      }
+      r.restored.push_back(it->path);
+    }
+  }
+  if (!backup_dir.empty() && inside(backup_dir) && fs.is_dir(backup_dir)) {
+    if (auto x = tx.remove_dir(backup_dir, 0700); !x) {
+      return abort("removing the backup directory", x.error());
+    }
+  }
+  std::string moved_manifest = path_join(trash, "manifest.json");
+  if (auto x = tx.rename(manifest, moved_manifest); !x) return abort("manifest", x.error());
+  trashed.push_back(moved_manifest);
+  // Directories the install created (deepest first), when empty; .dlenv itself last.
+  bool remove_dlenv = false;
+  for (auto it = created.rbegin(); it != created.rend(); ++it) {
+    if (!inside(*it + "/x")) continue;
+    if (*it == dlenv_dir) {
+      remove_dlenv = true;
+      continue;
+    }
+    auto es = fs.list_dir(*it);
+    if (es && es->empty()) {
+      if (auto x = tx.remove_dir(*it); !x) return abort("removing " + *it, x.error());
+    } else {
+      r.notes.push_back(*it + " was created by the install but is not empty now: kept");
+    }
+  }
+  for (const auto& t : trashed) tx.remove_on_commit(t);
+  tx.remove_on_commit(trash);
+  for (const auto& p : tx.commit()) r.notes.push_back("could not delete " + p);
+  if (remove_dlenv) {
+    auto es = fs.list_dir(dlenv_dir);
+    if (es && es->empty()) {
+      if (auto x = w.remove(dlenv_dir); !x) r.notes.push_back(x.error().message);
+    } else {
+      r.notes.push_back(dlenv_dir + " still holds other files: kept");
+    }
+  }
+  r.removed = true;
+  return r;
+}
+
+}  // namespace dlenv

@@ -1,0 +1,250 @@
+// Text and JSON for `dlenv cudnn install / uninstall / list`, and the list itself.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "actions/cudnn_install.h"
+#include "probe/loader_model.h"
+#include "util/strings.h"
+
+namespace dlenv {
+namespace {
+using nlohmann::json;
+}  // namespace
+
+std::string render_install_plan_text(const CudnnInstallPlan& p, Os os) {
+  std::string o;
+  const auto& d = p.dist;
+  o += fmt::format("cuDNN {} ({}, CUDA {}) from {}\n", d.version ? d.version->str() : "?",
+                   d.platform ? *d.platform : "?",
+                   d.cuda_major ? std::to_string(*d.cuda_major) : "?", d.source);
+  if (!p.toolkit.empty()) {
+    o += fmt::format("into toolkit {} (CUDA {}; {})\n", display_path(p.toolkit, os),
+                     p.toolkit_version ? p.toolkit_version->str() : "unknown", p.toolkit_reason);
+    if (!p.previous_cudnn.empty()) o += "  cuDNN there now: " + p.previous_cudnn + "\n";
+  }
+  if (!p.steps.empty()) {
+    size_t replaced = 0;
+    for (const auto& s : p.steps) replaced += s.replaces;
+    o += fmt::format(
+        "plan: {} files ({} new, {} replaced; each replaced file is backed up to {})\n",
+        p.steps.size(), p.steps.size() - replaced, replaced, display_path(p.backup_dir, os));
+    for (const auto& s : p.steps) {
+      if (s.replaces) {
+        o += fmt::format("  replace {}  [{} -> {}]\n", display_path(s.dest, os), s.old_what,
+                         s.new_what);
+      } else {
+        o += fmt::format("  add     {}  [{}]\n", display_path(s.dest, os), s.new_what);
+      }
+    }
+    for (const auto& dir : p.dirs_to_create) o += "  mkdir   " + display_path(dir, os) + "\n";
+    o += "  write   " + display_path(p.manifest_path, os) + " (for `dlenv cudnn uninstall " +
+         p.version + "`)\n";
+  }
+  for (const auto& u : d.unexpected) o += "  skip    " + u + " (not a cuDNN file)\n";
+  for (const auto& w : p.warnings) o += "warning: " + w + "\n";
+  for (const auto& b : p.blockers) o += "cannot install: " + b + "\n";
+  return o;
+}
+
+std::string render_install_result_text(const CudnnInstallResult& r) {
+  std::string o;
+  for (const auto& v : r.verified) o += "verified: " + v + "\n";
+  if (r.installed) {
+    o += "installed.\n";
+  } else {
+    o += "FAILED: " + r.failure + "\n";
+    if (r.rollback_problems.empty()) {
+      o += "every change was undone: the toolkit is exactly as before.\n";
+    } else {
+      o += "the undo could not complete these steps (fix them by hand):\n";
+      for (const auto& p : r.rollback_problems) o += "  " + p + "\n";
+    }
+  }
+  for (const auto& n : r.notes) o += "note: " + n + "\n";
+  return o;
+}
+
+std::string render_install_json(const CudnnInstallPlan& p, const CudnnInstallResult* r,
+                                bool dry_run, Os os) {
+  json steps = json::array();
+  for (const auto& s : p.steps) {
+    steps.push_back({{"source", s.source_path},
+                     {"dest", display_path(s.dest, os)},
+                     {"type", source_entry_type_name(s.type)},
+                     {"action", s.replaces ? "replace" : "add"},
+                     {"old", s.replaces ? json(s.old_what) : json(nullptr)},
+                     {"new", s.new_what},
+                     {"backup", s.replaces ? json(display_path(s.backup, os)) : json(nullptr)}});
+  }
+  json busy = json::array();
+  for (const auto& b : p.busy)
+    busy.push_back({{"pid", b.pid}, {"command", b.command}, {"path", b.path}});
+  json doc{{"schema", "dlenv.cudnn-install/1"},
+           {"dry_run", dry_run},
+           {"source", p.dist.source},
+           {"version", p.dist.version ? json(p.dist.version->str()) : json(nullptr)},
+           {"cuda_major", p.dist.cuda_major ? json(*p.dist.cuda_major) : json(nullptr)},
+           {"toolkit", p.toolkit.empty() ? json(nullptr) : json(display_path(p.toolkit, os))},
+           {"toolkit_version", p.toolkit_version ? json(p.toolkit_version->str()) : json(nullptr)},
+           {"toolkit_reason", p.toolkit_reason},
+           {"previous_cudnn", p.previous_cudnn},
+           {"steps", steps},
+           {"manifest",
+            p.manifest_path.empty() ? json(nullptr) : json(display_path(p.manifest_path, os))},
+           {"busy", busy},
+           {"blockers", p.blockers},
+           {"warnings", p.warnings}};
+  if (r) {
+    doc["result"] = {{"installed", r->installed},
+                     {"failure", r->failure},
+                     {"rollback_problems", r->rollback_problems},
+                     {"verified", r->verified},
+                     {"verify_errors", r->verify_errors},
+                     {"notes", r->notes}};
+  }
+  return doc.dump(2) + "\n";
+}
+
+std::string render_uninstall_text(const CudnnUninstallResult& r) {
+  std::string o;
+  if (!r.removed) {
+    o += "FAILED: " + r.failure + "\n";
+    if (!r.toolkit.empty()) {
+      o += r.rollback_problems.empty()
+               ? "every change was undone: the toolkit is exactly as before.\n"
+               : "the undo could not complete: " + join(r.rollback_problems, "; ") + "\n";
+    }
+    return o;
+  }
+  o += fmt::format("removed cuDNN {} from {}: {} files removed, {} restored from the backup\n",
+                   r.version, r.toolkit, r.removed_files.size(), r.restored.size());
+  for (const auto& f : r.restored) o += "  restored " + f + "\n";
+  for (const auto& n : r.notes) o += "note: " + n + "\n";
+  return o;
+}
+
+std::string render_uninstall_json(const CudnnUninstallResult& r) {
+  json doc{{"schema", "dlenv.cudnn-uninstall/1"},
+           {"removed", r.removed},
+           {"version", r.version},
+           {"toolkit", r.toolkit},
+           {"failure", r.failure},
+           {"rollback_problems", r.rollback_problems},
+           {"removed_files", r.removed_files},
+           {"restored", r.restored},
+           {"notes", r.notes}};
+  return doc.dump(2) + "\n";
+}
+
+std::vector<CudnnListEntry> list_cudnn(const ProbeContext& ctx) {
+  LoaderConfig loader = read_loader_config(ctx);
+  auto toolkits = probe_toolkits(ctx, loader);
+  ProbeOptions po;
+  po.load_cudnn = false;
+  auto copies = probe_cudnn(ctx, loader, toolkits, po);
+  // What a program's dlopen("libcudnn.so.N") picks (no RPATH/RUNPATH of its own).
+  std::map<int, std::pair<std::string, std::string>> dlopen_pick;  // major -> real path, rule
+  LinuxLoaderSettings settings;
+  settings.cache = loader.cache;
+  settings.conf_dirs = loader.conf_dirs;
+  settings.ld_library_path = loader.ld_library_path;
+  settings.companions = false;
+  settings.symbols = false;
+  std::vector<CudnnListEntry> out;
+  for (auto& c : copies) {
+    if (!dlopen_pick.count(c.major)) {
+      auto t = model_linux_load(ctx.fs, ctx.kb, "libcudnn.so." + std::to_string(c.major), settings);
+      if (t && !t->objects.empty() && t->objects[0].path) {
+        const auto& o = t->objects[0];
+        dlopen_pick[c.major] = {ctx.fs.real_path(*o.path).value_or(*o.path),
+                                std::string(search_rule_name(o.rule))};
+      } else {
+        dlopen_pick[c.major] = {"", ""};
+      }
+    }
+    CudnnListEntry e;
+    e.copy = c;
+    e.complete = c.sublibraries_missing.empty()
+                     ? "complete"
+                     : fmt::format("missing {} of {} libraries: {}", c.sublibraries_missing.size(),
+                                   c.sublibraries_missing.size() + c.sublibraries_present.size(),
+                                   join(c.sublibraries_missing, ", "));
+    const std::string real = ctx.fs.real_path(c.library).value_or(c.library);
+    const auto& pick = dlopen_pick[c.major];
+    if (!pick.first.empty() && pick.first == real) {
+      e.loaded_by.push_back(
+          fmt::format("any program calling dlopen(\"libcudnn.so.{}\") ({})", c.major, pick.second));
+    }
+    if (!c.python_site.empty()) {
+      e.loaded_by.push_back("Python frameworks in " + c.python_site +
+                            " (torch/TensorFlow wheels find nvidia/cudnn/lib through their RPATH)");
+    }
+    if (!c.toolkit_root.empty()) {
+      e.loaded_by.push_back("programs built with -L" + c.dir + " or run with LD_LIBRARY_PATH=" +
+                            c.dir + " (toolkit " + c.toolkit_root + ")");
+      if (auto es = ctx.fs.list_dir(path_join(c.toolkit_root, ".dlenv"))) {
+        for (const auto& f : *es) {
+          if (starts_with(f.name, "cudnn-") && ends_with(f.name, ".json")) {
+            e.installed_by_dlenv = path_join(path_join(c.toolkit_root, ".dlenv"), f.name);
+          }
+        }
+      }
+    }
+    for (const auto& via : c.found_via) {
+      if (via == "LD_LIBRARY_PATH")
+        e.loaded_by.push_back("every program started with this LD_LIBRARY_PATH");
+    }
+    if (e.loaded_by.empty()) e.loaded_by.push_back("only programs that name this directory");
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::string render_cudnn_list_text(const std::vector<CudnnListEntry>& list) {
+  if (list.empty()) return "no cuDNN found.\n";
+  std::string o;
+  for (const auto& e : list) {
+    const auto& c = e.copy;
+    std::string ver = c.header_version ? c.header_version->str()
+                      : c.library_version
+                          ? c.library_version->str()
+                          : "cuDNN " + std::to_string(c.major) + " (version unknown)";
+    o += fmt::format("{}  cuDNN {}  CUDA {}  {}\n", c.library, ver,
+                     c.cuda_major ? std::to_string(*c.cuda_major) : "?", e.complete);
+    if (c.header_version && c.library_version && *c.header_version != *c.library_version) {
+      o += fmt::format("  header {} but library {}\n", c.header_version->str(),
+                       c.library_version->str());
+    }
+    o += "  found via: " + join(c.found_via, ", ") + "\n";
+    for (const auto& l : e.loaded_by) o += "  loaded by: " + l + "\n";
+    if (!e.installed_by_dlenv.empty()) o += "  installed by dlenv: " + e.installed_by_dlenv + "\n";
+  }
+  return o;
+}
+
+std::string render_cudnn_list_json(const std::vector<CudnnListEntry>& list) {
+  json arr = json::array();
+  for (const auto& e : list) {
+    const auto& c = e.copy;
+    arr.push_back(
+        {{"library", c.library},
+         {"dir", c.dir},
+         {"major", c.major},
+         {"header_version", c.header_version ? json(c.header_version->str()) : json(nullptr)},
+         {"library_version", c.library_version ? json(c.library_version->str()) : json(nullptr)},
+         {"cuda_major", c.cuda_major ? json(*c.cuda_major) : json(nullptr)},
+         {"cuda_major_source", c.cuda_major ? c.cuda_major.source : c.cuda_major.reason},
+         {"complete", c.sublibraries_missing.empty()},
+         {"missing", c.sublibraries_missing},
+         {"found_via", c.found_via},
+         {"loaded_by", e.loaded_by},
+         {"installed_by_dlenv",
+          e.installed_by_dlenv.empty() ? json(nullptr) : json(e.installed_by_dlenv)}});
+  }
+  json doc{{"schema", "dlenv.cudnn-list/1"}, {"cudnn", arr}};
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace dlenv

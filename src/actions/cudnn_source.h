@@ -1,0 +1,90 @@
+// A cuDNN distribution to inspect or install: a .tar.xz / .zip archive read in
+// place (libarchive; no extraction to disk) or an already extracted directory.
+// Both look the same to the rest of the code: a list of entries with paths
+// relative to the distribution's top directory ("include/cudnn_version.h",
+// "lib/libcudnn.so.9") and a way to read the bytes of some of them.
+//
+// Opening a source checks every entry first: absolute paths, "..", links that
+// leave the tree, device files and absurd sizes are refused with an Error that
+// names the entry; nothing of such a source is ever read further or written.
+//
+// The archive reader lives in cudnn_archive_posix.cc (libarchive); builds
+// without libarchive (the mingw one) use cudnn_archive_win32.cc, which asks for
+// an extracted directory instead.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/result.h"
+
+namespace dlenv {
+
+enum class SourceEntryType { file, directory, symlink, hardlink, device, fifo, socket, other };
+const char* source_entry_type_name(SourceEntryType type);
+
+struct SourceEntry {
+  std::string path;      // relative to the top directory, '/'-separated, no trailing '/'
+  std::string raw_path;  // as stored in the archive / on disk (for messages)
+  SourceEntryType type = SourceEntryType::other;
+  uint64_t size = 0;
+  uint32_t mode = 0644;     // permission bits
+  std::string link_target;  // symlink / hardlink target as stored
+};
+
+// Limits a source must respect (anything larger is refused as unsafe).
+struct SourceLimits {
+  uint64_t max_entry_bytes =
+      4ull << 30;  // one file: 4 GiB (the largest cuDNN 9 library is < 1 GiB)
+  uint64_t max_total_bytes = 16ull << 30;
+  size_t max_entries = 20000;
+};
+
+class CudnnSource {
+ public:
+  virtual ~CudnnSource() = default;
+  // "archive /x/cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz" or "directory /x/cudnn".
+  virtual std::string description() const = 0;
+  // The archive or directory file name ("cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz").
+  virtual std::string file_name() const = 0;
+  // Every entry (directories included), in archive / sorted order.
+  virtual const std::vector<SourceEntry>& entries() const = 0;
+  // Calls `visit` with the bytes of every regular file for which `want` says yes,
+  // in one pass over the source. An error from `visit` stops the pass and is returned.
+  virtual Result<void> read_files(
+      const std::function<bool(const SourceEntry&)>& want,
+      const std::function<Result<void>(const SourceEntry&, std::string_view)>& visit) const = 0;
+
+  // The entry with this relative path, or nullptr.
+  const SourceEntry* find(std::string_view path) const;
+  // The bytes of one regular file (Error naming it when absent or unreadable).
+  Result<std::string> read(std::string_view path) const;
+};
+
+// Checks entries as read from a source, strips the single common top directory
+// (cudnn-linux-x86_64-9.1.0.70_cuda12-archive/) and normalises the paths.
+// Error (naming the entry and the reason) for: absolute paths or drive letters,
+// ".." components, symlinks/hardlinks whose target is absolute or leaves the
+// tree, device files, FIFOs and sockets, entries over the limits, the same path
+// twice, empty or NUL-containing names.
+Result<std::vector<SourceEntry>> check_source_entries(std::vector<SourceEntry> entries,
+                                                      const std::string& where,
+                                                      const SourceLimits& limits = {});
+
+// A host directory (not under --root: the distribution is the user's download).
+Result<std::unique_ptr<CudnnSource>> open_directory_source(const std::string& dir,
+                                                           const SourceLimits& limits = {});
+// A .tar.xz/.tgz/.tar/.zip archive on the host (see the header comment for builds
+// without libarchive).
+Result<std::unique_ptr<CudnnSource>> open_archive_source(const std::string& file,
+                                                         const SourceLimits& limits = {});
+// A directory or an archive, whichever `path` is.
+Result<std::unique_ptr<CudnnSource>> open_cudnn_source(const std::string& path,
+                                                       const SourceLimits& limits = {});
+
+}  // namespace dlenv
