@@ -8,6 +8,7 @@
 #include "probe/cuda_driver.h"
 #include "probe/nvml.h"
 #include "probe/probe.h"
+#include "probe/system_probe.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -115,6 +116,10 @@ Facts collect_facts(const ProbeContext& ctx, const ProbeOptions& options) {
     for (auto& l : loads) l.get();
     f.timing.ms["cudnn_live"] = ms_since(t0);
   }
+
+  t0 = Clock::now();
+  probe_system(ctx, loader, f, f.system);
+  f.timing.ms["system"] = ms_since(t0);
 
   t0 = Clock::now();
   f.python = probe_python(ctx, options);

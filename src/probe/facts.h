@@ -10,6 +10,7 @@
 
 #include "probe/fact.h"
 #include "probe/python_facts.h"
+#include "probe/system_facts.h"
 #include "util/version.h"
 
 namespace dlenv {
@@ -146,6 +147,7 @@ struct Facts {
   std::vector<CudnnCopy> cudnn;
   EnvFacts env;
   std::vector<PythonEnv> python;  // one per environment found
+  SystemFacts system;  // WSL, container, Docker host, kernel, host compiler (probe/system.cc)
   ProbeTiming timing;
 };
 

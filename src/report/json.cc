@@ -261,6 +261,75 @@ json env_json(const EnvFacts& e) {
   return j;
 }
 
+// Facts::system (probe/system_facts.h): WSL, container, Docker host, kernel, host compiler.
+json system_json(const SystemFacts& s) {
+  const WslFacts& w = s.wsl;
+  json libcuda = json::array();
+  for (const FileKind& k : w.libcuda) {
+    libcuda.push_back(json{{"path", k.path}, {"symlink", k.symlink}, {"target", k.target},
+                           {"size", k.size}});
+  }
+  json wsl{{"version", w.version},
+           {"version_source", w.version_source},
+           {"dxg", w.dxg},
+           {"lib_dir", w.lib_dir},
+           {"libcuda", libcuda},
+           {"lib_dir_in_ld_conf", w.lib_dir_in_ld_conf},
+           {"lib_dir_on_ld_library_path", w.lib_dir_on_ld_library_path},
+           {"unversioned_libcuda", w.unversioned_libcuda},
+           {"unversioned_libcuda_via", w.unversioned_libcuda_via},
+           {"unversioned_basis", w.unversioned_basis},
+           {"linux_driver_files", strings_json(w.linux_driver_files)},
+           {"linux_driver_packages", strings_json(w.linux_driver_packages)},
+           {"packages_source", w.packages_source}};
+  const ContainerFacts& c = s.container;
+  json container{{"nvidia_require_cuda", fact_json(c.nvidia_require_cuda)},
+                 {"cuda_version", fact_json(c.cuda_version)},
+                 {"disable_require", c.disable_require},
+                 {"shm_bytes", fact_json(c.shm_bytes)},
+                 {"devices_allow_nvidia", fact_json(c.devices_allow_nvidia)}};
+  const DockerHostFacts& d = s.docker;
+  json docker{{"docker", d.docker},
+              {"docker_path", d.docker_path},
+              {"docker_snap", d.docker_snap},
+              {"toolkit_files", strings_json(d.toolkit_files)},
+              {"runtime_hook", d.runtime_hook},
+              {"nvml_in_ld_cache", fact_json(d.nvml_in_ld_cache)},
+              {"daemon_runtimes",
+               fact_json(d.daemon_runtimes,
+                         [](const std::vector<std::string>& v) { return strings_json(v); })},
+              {"default_runtime", fact_json(d.default_runtime)},
+              {"cgroup_driver", fact_json(d.cgroup_driver)},
+              {"cdi_specs", strings_json(d.cdi_specs)},
+              {"dev_char_checked", d.dev_char_checked},
+              {"dev_char_missing", strings_json(d.dev_char_missing)}};
+  const KernelFacts& k = s.kernel;
+  json modules = json::object();
+  for (const auto& [path, state] : k.nvidia_modules) modules[path] = state;
+  json log = json::array();
+  for (const KernelLogLine& l : k.log_lines) log.push_back(json{{"text", l.text}, {"source", l.source}});
+  json kernel{{"secure_boot", fact_json(k.secure_boot)},
+              {"modules_dir", k.modules_dir},
+              {"nvidia_modules", modules},
+              {"mok_key_present", k.mok_key_present},
+              {"mok_key_enrolled", fact_json(k.mok_key_enrolled)},
+              {"dkms", strings_json(k.dkms)},
+              {"log_lines", log},
+              {"log_sources", strings_json(k.log_sources)},
+              {"log_unreadable", strings_json(k.log_unreadable)}};
+  const HostCompilerFacts& h = s.host_compiler;
+  json max_gcc = json::object();
+  for (const auto& [root, f] : h.toolkit_max_gcc) max_gcc[root] = fact_json(f);
+  json compiler{{"compiler", fact_json(h.compiler)},
+                {"gcc_major", fact_json(h.gcc_major)},
+                {"toolkit_max_gcc", max_gcc}};
+  return json{{"wsl", wsl},
+              {"container", container},
+              {"docker", docker},
+              {"kernel", kernel},
+              {"host_compiler", compiler}};
+}
+
 json findings_json(const std::vector<Finding>& findings) {
   json arr = json::array();
   for (const Finding& f : sorted_findings(findings)) {
@@ -300,6 +369,7 @@ nlohmann::ordered_json report_json(const Facts& facts, const std::vector<Finding
   j["libraries"] = json::array();
   j["python"] = python_json(facts.python);
   j["env"] = env_json(facts.env);
+  j["system"] = system_json(facts.system);
   j["findings"] = findings_json(findings);
   report_detail::Counts c = report_detail::count_findings(findings);
   j["summary"] = json{{"errors", c.errors}, {"warnings", c.warnings}, {"info", c.infos}};

@@ -71,6 +71,33 @@ std::string host_summary(const HostFacts& h) {
   return join(parts, ", ");
 }
 
+// WSL, container, Docker host, Secure Boot, kernel log, host compiler (what applies).
+std::string system_summary(const Facts& f) {
+  const SystemFacts& s = f.system;
+  std::vector<std::string> parts;
+  if (s.wsl.version == 1) parts.push_back("WSL1");
+  if (s.wsl.version == 2) {
+    parts.push_back("WSL2 (" + std::to_string(s.wsl.libcuda.size()) + " libcuda in /usr/lib/wsl/lib)");
+  }
+  if (f.host.container.ok() && *f.host.container != "none" && s.container.shm_bytes) {
+    parts.push_back("/dev/shm " + human_bytes(*s.container.shm_bytes));
+  }
+  if (s.docker.docker) {
+    parts.push_back(std::string("Docker, NVIDIA Container Toolkit ") +
+                    (s.docker.toolkit_files.empty() ? "not installed" : "installed"));
+  }
+  if (s.kernel.secure_boot.ok()) {
+    parts.push_back(std::string("Secure Boot ") + (*s.kernel.secure_boot ? "on" : "off"));
+  }
+  if (!s.kernel.log_lines.empty()) {
+    parts.push_back(std::to_string(s.kernel.log_lines.size()) + " kernel log lines of interest");
+  }
+  if (s.host_compiler.gcc_major) {
+    parts.push_back("GCC " + std::to_string(*s.host_compiler.gcc_major));
+  }
+  return parts.empty() ? "nothing notable" : join(parts, ", ");
+}
+
 std::string driver_summary(const DriverFacts& d) {
   std::string out = driver_version_text(d);
   if (out.empty()) {
@@ -198,6 +225,7 @@ std::string render_markdown(const Facts& facts, const std::vector<Finding>& find
       {"cuDNN", cudnn_summary(facts.cudnn)},
       {"Python", python_summary(facts.python)},
       {"Environment", env_summary(facts.env)},
+      {"System", system_summary(facts)},
   };
   for (const auto& [layer, summary] : rows) {
     out += std::string("| ") + layer + " | " + md_text(summary) + " |\n";

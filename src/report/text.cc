@@ -404,6 +404,79 @@ void env_section(Writer& w, const EnvFacts& e) {
   w.rows(rows, 2);
 }
 
+// WSL, container, Docker host, kernel and host compiler: only the rows that apply.
+void system_section(Writer& w, const Facts& f) {
+  const SystemFacts& s = f.system;
+  std::vector<Row> rows;
+  if (s.wsl.version > 0) {
+    size_t copies = 0;
+    for (const auto& k : s.wsl.libcuda) copies += k.symlink ? 0 : 1;
+    std::string v = "WSL" + std::to_string(s.wsl.version);
+    if (s.wsl.version == 2) {
+      v += s.wsl.dxg ? ", /dev/dxg" : ", no /dev/dxg";
+      v += "; /usr/lib/wsl/lib: " + std::to_string(s.wsl.libcuda.size()) + " libcuda files (" +
+           std::to_string(copies) + " copies)";
+      v += s.wsl.unversioned_libcuda ? "; libcuda.so resolvable" : "; libcuda.so not resolvable";
+    }
+    rows.push_back({"WSL", v, "/proc/version"});
+    if (!s.wsl.linux_driver_packages.empty()) {
+      add_list(rows, "Linux driver packages", s.wsl.linux_driver_packages, s.wsl.packages_source,
+               {});
+    }
+  }
+  if (f.host.container.ok() && *f.host.container != "none") {
+    const auto& c = s.container;
+    rows.push_back({"/dev/shm", c.shm_bytes ? human_bytes(*c.shm_bytes) : fact_text(c.shm_bytes),
+                    c.shm_bytes.source});
+    if (c.nvidia_require_cuda) rows.push_back(fact_row("NVIDIA_REQUIRE_CUDA", c.nvidia_require_cuda));
+    if (c.devices_allow_nvidia) {
+      rows.push_back({"device cgroup",
+                      *c.devices_allow_nvidia ? "allows the NVIDIA devices"
+                                              : "does not allow the NVIDIA devices (c 195:*)",
+                      c.devices_allow_nvidia.source});
+    }
+  }
+  if (s.docker.docker) {
+    const auto& d = s.docker;
+    rows.push_back({"Docker", clean(d.docker_path) + (d.docker_snap ? " (snap)" : ""), {}});
+    add_list(rows, "NVIDIA Container Toolkit", d.toolkit_files, {}, "not installed");
+    if (d.daemon_runtimes) {
+      rows.push_back({"daemon.json runtimes",
+                      d.daemon_runtimes->empty() ? "none" : join(*d.daemon_runtimes, ", "),
+                      d.daemon_runtimes.source});
+    }
+    if (d.cgroup_driver) rows.push_back(fact_row("cgroup driver", d.cgroup_driver));
+  }
+  const auto& k = s.kernel;
+  if (k.secure_boot.ok()) {
+    rows.push_back({"Secure Boot", *k.secure_boot ? "enabled" : "disabled", k.secure_boot.source});
+  }
+  for (const auto& [path, state] : k.nvidia_modules) rows.push_back({"nvidia.ko", state, path});
+  if (!k.log_lines.empty() || w.verbose()) {
+    rows.push_back({"kernel log",
+                    std::to_string(k.log_lines.size()) +
+                        " lines of interest (Xid, fallen off the bus, rejected module keys)",
+                    join(k.log_sources, "; ")});
+    if (w.verbose() && !k.log_unreadable.empty()) {
+      add_list(rows, "kernel log unreadable", k.log_unreadable, {}, {});
+    }
+  }
+  const auto& h = s.host_compiler;
+  if (h.compiler.ok() || !h.toolkit_max_gcc.empty()) {
+    std::string v = h.compiler ? clean(*h.compiler) : fact_text(h.compiler);
+    if (h.gcc_major) v += " (GCC " + std::to_string(*h.gcc_major) + ")";
+    std::vector<std::string> limits;
+    for (const auto& [root, m] : h.toolkit_max_gcc) {
+      if (m) limits.push_back(clean(root) + " <= GCC " + std::to_string(*m));
+    }
+    if (!limits.empty()) v += "; nvcc accepts: " + join(limits, ", ");
+    rows.push_back({"host compiler", v, h.gcc_major ? h.gcc_major.source : h.compiler.source});
+  }
+  if (rows.empty()) return;
+  w.heading("System");
+  w.rows(rows, 2);
+}
+
 void timing_section(Writer& w, const ProbeTiming& t) {
   if (t.ms.empty()) return;
   w.heading("Timing");
@@ -430,6 +503,7 @@ void facts_sections(Writer& w, const Facts& facts) {
   cudnn_section(w, facts.cudnn);
   python_section(w, facts.python);
   env_section(w, facts.env);
+  system_section(w, facts);
   if (w.verbose()) timing_section(w, facts.timing);
 }
 

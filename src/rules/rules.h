@@ -37,6 +37,7 @@ struct Rule {
 
 // Rule groups defined in other files of this layer, appended to the table in order.
 const std::vector<Rule>& python_rules();  // rules/python_rules.cc
+const std::vector<Rule>& system_rules();  // rules/system_rules.cc: WSL, containers, kernel
 
 // Every rule dlenv checks, in evaluation order.
 const std::vector<RuleInfo>& rule_table();
