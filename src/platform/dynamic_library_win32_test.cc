@@ -1,6 +1,7 @@
 // DynamicLibrary on Windows (run under Wine in CI): real LoadLibrary failures on the
 // fixture DLLs of tests/fixtures/win, with GetLastError's number kept.
 #include <gtest/gtest.h>
+#include <windows.h>
 
 #include <filesystem>
 
@@ -11,6 +12,11 @@ namespace {
 
 std::string fixture(const std::string& rel) {
   return std::string(DLENV_WIN_FIXTURES) + "/" + rel;
+}
+
+bool under_wine() {
+  HMODULE ntdll = ::GetModuleHandleW(L"ntdll.dll");
+  return ntdll != nullptr && ::GetProcAddress(ntdll, "wine_get_version") != nullptr;
 }
 
 TEST(DynamicLibraryWin32, LoadsASystemDllByNameAndFindsItsPath) {
@@ -66,7 +72,14 @@ TEST_P(DynamicLibraryWin32Failure, KeepsTheCodeAndNamesTheFile) {
   if (c.code == 193 && !std::filesystem::exists(path)) {
     GTEST_SKIP() << "no 32-bit fixture (i686-w64-mingw32-g++-posix was not installed)";
   }
-  ASSERT_TRUE(std::filesystem::exists(path)) << path;
+  if (c.code == 127 && under_wine()) {
+    // Wine's loader binds an import its DLL does not export to a stub that fails
+    // only when called ("No implementation for cublasLt64_11.dll.<name>"), so the
+    // load succeeds there; Windows refuses it with 127.
+    GTEST_SKIP() << "Wine stubs missing imports instead of failing with 127";
+  }
+  const bool should_exist = path.find("no-such-dir") == std::string::npos;
+  ASSERT_EQ(std::filesystem::exists(path), should_exist) << path;
   auto lib = DynamicLibrary::open(path);
   ASSERT_FALSE(lib) << path << " loaded";
   EXPECT_EQ(DynamicLibrary::last_error_code(), c.code);
