@@ -83,6 +83,11 @@ class RealFileWriter : public FileWriter {
     return {};
   }
 
+  bool exists(const std::string& path) const override {
+    std::error_code ec;
+    return sfs::exists(sfs::symlink_status(host_path(path), ec));
+  }
+
   std::string host_path(const std::string& path) const override {
     if (root_.empty()) return path;
     return root_ + (starts_with(path, "/") ? "" : "/") + path;
@@ -103,8 +108,10 @@ Transaction::~Transaction() {
 }
 
 Result<void> Transaction::make_dir(const std::string& path, uint32_t mode) {
+  // A failed step may still leave a partial result behind: undo whatever appeared.
+  const bool existed = w_.exists(path);
   auto r = w_.make_dir(path, mode);
-  if (r) undo_.push_back({Undo::remove_path, path, "", 0});
+  if (r || (!existed && w_.exists(path))) undo_.push_back({Undo::remove_path, path, "", 0});
   return r;
 }
 
@@ -118,14 +125,18 @@ Result<void> Transaction::make_dirs(const std::string& path,
 
 Result<void> Transaction::write_new_file(const std::string& path, std::string_view data,
                                          uint32_t mode) {
+  // A failed step may still leave a partial result behind: undo whatever appeared.
+  const bool existed = w_.exists(path);
   auto r = w_.write_new_file(path, data, mode);
-  if (r) undo_.push_back({Undo::remove_path, path, "", 0});
+  if (r || (!existed && w_.exists(path))) undo_.push_back({Undo::remove_path, path, "", 0});
   return r;
 }
 
 Result<void> Transaction::make_symlink(const std::string& path, const std::string& target) {
+  // A failed step may still leave a partial result behind: undo whatever appeared.
+  const bool existed = w_.exists(path);
   auto r = w_.make_symlink(path, target);
-  if (r) undo_.push_back({Undo::remove_path, path, "", 0});
+  if (r || (!existed && w_.exists(path))) undo_.push_back({Undo::remove_path, path, "", 0});
   return r;
 }
 

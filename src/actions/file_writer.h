@@ -31,6 +31,8 @@ class FileWriter {
   virtual Result<void> rename(const std::string& from, const std::string& to) = 0;
   // Removes a file, a symlink (not its target) or an empty directory.
   virtual Result<void> remove(const std::string& path) = 0;
+  // Whether anything (a link included) is at `path`; never fails, never writes.
+  virtual bool exists(const std::string& path) const = 0;
   // Where a logical path lives on this machine (for messages and real loads).
   virtual std::string host_path(const std::string& path) const = 0;
 };

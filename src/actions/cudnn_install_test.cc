@@ -1,0 +1,370 @@
+#include "actions/cudnn_install.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "actions/cudnn_test_support.h"
+#include "platform/env.h"
+#include "platform/filesystem.h"
+
+namespace dlenv {
+namespace {
+
+using testing::ArchiveFormat;
+using testing::TempDir;
+namespace sfs = std::filesystem;
+
+std::shared_ptr<const Kb> kb() {
+  static auto k = Kb::load_embedded();
+  return *k;
+}
+
+// The paths whose state differs between two snapshots ("" when equal).
+std::string diff(const std::map<std::string, std::string>& a,
+                 const std::map<std::string, std::string>& b) {
+  std::string o;
+  for (const auto& [k, v] : a) {
+    auto it = b.find(k);
+    if (it == b.end())
+      o += "- " + k + "\n";
+    else if (it->second != v)
+      o += "~ " + k + "\n";
+  }
+  for (const auto& [k, v] : b) {
+    if (!a.count(k)) o += "+ " + k + "\n";
+  }
+  return o;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string o;
+  for (const auto& s : v) o += s + "\n";
+  return o;
+}
+
+// Fails the N-th mutating call (1-based; 0: never) and counts them all.
+class FaultyWriter : public FileWriter {
+ public:
+  FaultyWriter(FileWriter& real, int fail_at) : real_(real), fail_at_(fail_at) {}
+  Result<void> make_dir(const std::string& p, uint32_t m) override {
+    if (auto f = step("make_dir " + p)) return *f;
+    return real_.make_dir(p, m);
+  }
+  Result<void> write_new_file(const std::string& p, std::string_view d, uint32_t m) override {
+    if (auto f = step("write " + p)) {
+      // A half-written file is left behind, as a full disk would.
+      (void)real_.write_new_file(p, d.substr(0, d.size() / 2), m);
+      return *f;
+    }
+    return real_.write_new_file(p, d, m);
+  }
+  Result<void> make_symlink(const std::string& p, const std::string& t) override {
+    if (auto f = step("symlink " + p)) return *f;
+    return real_.make_symlink(p, t);
+  }
+  Result<void> rename(const std::string& a, const std::string& b) override {
+    if (auto f = step("rename " + a)) return *f;
+    return real_.rename(a, b);
+  }
+  Result<void> remove(const std::string& p) override {
+    if (auto f = step("remove " + p)) return *f;
+    return real_.remove(p);
+  }
+  bool exists(const std::string& p) const override { return real_.exists(p); }
+  std::string host_path(const std::string& p) const override { return real_.host_path(p); }
+  int calls() const { return calls_; }
+
+ private:
+  std::optional<Result<void>> step(const std::string& what) {
+    if (++calls_ == fail_at_)
+      return Result<void>(fail("injected failure at step " + std::to_string(calls_) + ": " + what));
+    return std::nullopt;
+  }
+  FileWriter& real_;
+  int fail_at_;
+  int calls_ = 0;
+};
+
+// A sysroot with a CUDA toolkit holding an older cuDNN 9.0.0, and a cuDNN 9.1.0.70 archive.
+struct Fixture {
+  TempDir root{"tkroot"};
+  TempDir dl{"download"};
+  std::string archive;
+  std::unique_ptr<FileSystem> fs;
+  std::unique_ptr<Env> env = make_map_env({});
+  std::string tk = "/usr/local/cuda-12.4";
+
+  explicit Fixture(const std::string& cuda_version = "12.4.1", int archive_cuda = 12,
+                   bool runpath = true) {
+    std::string t = root.at("usr/local/cuda-" + cuda_version.substr(0, cuda_version.rfind('.')));
+    tk = "/usr/local/cuda-" + cuda_version.substr(0, cuda_version.rfind('.'));
+    testing::write_file(t + "/version.json", "{\"cuda\": {\"name\": \"CUDA SDK\", \"version\": \"" +
+                                                 cuda_version + "\"}}");
+    testing::write_file(t + "/include/cuda.h", "/* cuda.h */\n");
+    testing::write_file(t + "/include/cudnn_version.h", testing::version_header(9, 0, 0));
+    testing::write_file(t + "/include/cudnn.h", "/* old cudnn.h */\n");
+    testing::write_file(t + "/lib64/libcudart.so.12.4.127", "ELF", 0755);
+    testing::write_file(t + "/lib64/libcudnn.so.9.0.0",
+                        testing::fake_cudnn_elf("libcudnn.so.9", 90000, archive_cuda), 0755);
+    sfs::create_symlink("libcudnn.so.9.0.0", t + "/lib64/libcudnn.so.9");
+    sfs::create_symlink("libcudnn.so.9", t + "/lib64/libcudnn.so");
+    sfs::create_symlink("cuda-" + cuda_version.substr(0, cuda_version.rfind('.')),
+                        root.at("usr/local/cuda"));
+    const std::string name =
+        "cudnn-linux-x86_64-9.1.0.70_cuda" + std::to_string(archive_cuda) + "-archive";
+    archive = dl.at(name + ".tar.xz");
+    testing::write_archive(archive, ArchiveFormat::tar_xz,
+                           testing::fake_cudnn9_linux(name, 1, 0, archive_cuda, runpath));
+    fs = make_rooted_filesystem(root.path());
+  }
+  ProbeContext ctx() const { return ProbeContext{*fs, *env, *kb(), Os::linux, false, "test"}; }
+};
+
+TEST(CudnnInstall, RoundTripRestoresTheToolkitExactly) {
+  Fixture f;
+  auto before = testing::snapshot(f.root.path());
+  auto src = open_cudnn_source(f.archive);
+  ASSERT_TRUE(src) << src.error().message;
+  auto ctx = f.ctx();
+  auto plan = plan_cudnn_install(ctx, **src, {});
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_TRUE(plan->ok()) << joined(plan->blockers);
+  EXPECT_EQ(plan->toolkit, f.tk);
+  EXPECT_EQ(plan->previous_cudnn, "9.0.0");
+  // The plan names each replaced file with both versions.
+  auto so9 = std::find_if(plan->steps.begin(), plan->steps.end(),
+                          [&](const auto& s) { return s.dest == f.tk + "/lib64/libcudnn.so.9"; });
+  ASSERT_NE(so9, plan->steps.end());
+  EXPECT_TRUE(so9->replaces);
+  EXPECT_EQ(so9->old_what, "link -> libcudnn.so.9.0.0");
+  EXPECT_EQ(so9->new_what, "link -> libcudnn.so.9.1.0");
+  std::string text = render_install_plan_text(*plan, Os::linux);
+  EXPECT_NE(text.find("replace /usr/local/cuda-12.4/include/cudnn_version.h  [cuDNN 9.0.0 (the "
+                      "toolkit's header) -> cuDNN 9.1.0.70]"),
+            std::string::npos)
+      << text;
+
+  auto writer = make_file_writer(f.root.path());
+  auto r = execute_cudnn_install(ctx, **src, *plan, *writer);
+  ASSERT_TRUE(r.installed) << r.failure << joined(r.rollback_problems);
+  EXPECT_TRUE(std::any_of(r.verified.begin(), r.verified.end(), [](const std::string& s) {
+    return s.find("loader model: 8 cuDNN objects resolve") != std::string::npos;
+  })) << joined(r.verified);
+  const std::string lib = f.root.at("usr/local/cuda-12.4/lib64/");
+  EXPECT_EQ(sfs::read_symlink(lib + "libcudnn.so.9"), "libcudnn.so.9.1.0");
+  EXPECT_TRUE(sfs::exists(lib + "libcudnn_heuristic.so.9.1.0"));
+  EXPECT_EQ(sfs::status(lib + "libcudnn_ops.so.9.1.0").permissions() & sfs::perms::owner_exec,
+            sfs::perms::owner_exec);
+  EXPECT_TRUE(sfs::exists(lib + "libcudnn.so.9.0.0"));  // not replaced: kept
+  EXPECT_TRUE(sfs::exists(f.root.at("usr/local/cuda-12.4/.dlenv/cudnn-9.1.0.70.json")));
+  EXPECT_FALSE(sfs::exists(f.root.at("usr/local/cuda-12.4/.dlenv/staging-cudnn-9.1.0.70")));
+  EXPECT_EQ(testing::read_host_file(f.root.at("usr/local/cuda-12.4/include/cudnn_version.h")),
+            testing::version_header(9, 1, 0));
+  EXPECT_FALSE(sfs::exists(f.root.at("usr/local/cuda-12.4/LICENSE")));
+  // Installing again is refused while this one is there.
+  auto again = plan_cudnn_install(ctx, **src, {});
+  ASSERT_TRUE(again);
+  EXPECT_NE(joined(again->blockers).find("already installed cuDNN 9.1.0.70"), std::string::npos);
+
+  auto u = uninstall_cudnn(ctx, "9.1", "", *writer);
+  ASSERT_TRUE(u.removed) << u.failure;
+  EXPECT_EQ(u.version, "9.1.0.70");
+  EXPECT_EQ(diff(before, testing::snapshot(f.root.path())), "");
+}
+
+TEST(CudnnInstall, AFailureAtEveryStepRestoresTheExactPreviousState) {
+  Fixture f;
+  auto src = open_cudnn_source(f.archive);
+  ASSERT_TRUE(src);
+  auto ctx = f.ctx();
+  auto plan = plan_cudnn_install(ctx, **src, {});
+  ASSERT_TRUE(plan && plan->ok());
+  auto before = testing::snapshot(f.root.path());
+  auto real = make_file_writer(f.root.path());
+  // How many steps a clean install takes.
+  int total = 0;
+  {
+    FaultyWriter counting(*real, 0);
+    auto r = execute_cudnn_install(ctx, **src, *plan, counting);
+    ASSERT_TRUE(r.installed) << r.failure;
+    total = counting.calls();
+    auto u = uninstall_cudnn(ctx, "9.1.0.70", f.tk, *real);
+    ASSERT_TRUE(u.removed) << u.failure;
+    ASSERT_EQ(diff(before, testing::snapshot(f.root.path())), "");
+  }
+  ASSERT_GT(total, 30);  // staging 24 files + renames + manifest
+  for (int k = 1; k <= total; ++k) {
+    FaultyWriter faulty(*real, k);
+    auto r = execute_cudnn_install(ctx, **src, *plan, faulty);
+    ASSERT_FALSE(r.installed) << "step " << k;
+    EXPECT_NE(r.failure.find("injected failure at step " + std::to_string(k)), std::string::npos)
+        << r.failure;
+    EXPECT_TRUE(r.rollback_problems.empty()) << k << ": " << joined(r.rollback_problems);
+    ASSERT_EQ(diff(before, testing::snapshot(f.root.path())), "")
+        << "after a failure at step " << k;
+  }
+  // Uninstall: a failure at any step leaves the installed state exactly.
+  auto r = execute_cudnn_install(ctx, **src, *plan, *real);
+  ASSERT_TRUE(r.installed);
+  auto installed = testing::snapshot(f.root.path());
+  int utotal = 0;
+  for (int k = 1;; ++k) {
+    FaultyWriter faulty(*real, k);
+    auto u = uninstall_cudnn(ctx, "9.1.0.70", f.tk, faulty);
+    if (u.removed) {
+      utotal = k;
+      break;
+    }
+    EXPECT_TRUE(u.rollback_problems.empty()) << joined(u.rollback_problems);
+    ASSERT_EQ(diff(installed, testing::snapshot(f.root.path())), "")
+        << "uninstall failed at step " << k;
+  }
+  // The last "successful" run's injected failure hit only the final clean-up at most.
+  EXPECT_GT(utotal, 20);
+}
+
+TEST(CudnnInstall, VerificationFailureUndoesEverything) {
+  // Libraries without RUNPATH $ORIGIN: under this root nothing tells the loader where
+  // the sub-libraries are (no ld.so.cache entry), so verification fails.
+  Fixture f("12.4.1", 12, /*runpath=*/false);
+  auto src = open_cudnn_source(f.archive);
+  ASSERT_TRUE(src);
+  auto ctx = f.ctx();
+  auto plan = plan_cudnn_install(ctx, **src, {});
+  ASSERT_TRUE(plan && plan->ok()) << joined(plan->blockers);
+  auto before = testing::snapshot(f.root.path());
+  auto writer = make_file_writer(f.root.path());
+  auto r = execute_cudnn_install(ctx, **src, *plan, *writer);
+  EXPECT_FALSE(r.installed);
+  EXPECT_NE(r.failure.find("verification"), std::string::npos) << r.failure;
+  EXPECT_NE(joined(r.verify_errors).find("libcudnn_ops.so.9 does not resolve"), std::string::npos)
+      << joined(r.verify_errors);
+  EXPECT_EQ(diff(before, testing::snapshot(f.root.path())), "");
+}
+
+TEST(CudnnInstall, CudaMajorMismatchIsRefusedUnlessForced) {
+  Fixture f("13.0.2", 12);
+  auto src = open_cudnn_source(f.archive);
+  ASSERT_TRUE(src);
+  auto ctx = f.ctx();
+  // No CUDA 12 toolkit at all.
+  auto plan = plan_cudnn_install(ctx, **src, {});
+  ASSERT_TRUE(plan);
+  EXPECT_NE(joined(plan->blockers).find("no toolkit for CUDA 12 was found"), std::string::npos)
+      << joined(plan->blockers);
+  // Naming the CUDA 13 toolkit explains why it does not fit.
+  CudnnInstallOptions o;
+  o.cuda = Version{13, 0};
+  plan = plan_cudnn_install(ctx, **src, o);
+  ASSERT_TRUE(plan);
+  ASSERT_FALSE(plan->ok());
+  EXPECT_NE(joined(plan->blockers).find("was built for CUDA 12"), std::string::npos);
+  EXPECT_NE(joined(plan->blockers).find("--force"), std::string::npos);
+  auto writer = make_file_writer(f.root.path());
+  auto before = testing::snapshot(f.root.path());
+  auto r = execute_cudnn_install(ctx, **src, *plan, *writer);
+  EXPECT_FALSE(r.installed);
+  EXPECT_EQ(diff(before, testing::snapshot(f.root.path())), "");
+  o.force = true;
+  plan = plan_cudnn_install(ctx, **src, o);
+  ASSERT_TRUE(plan);
+  EXPECT_TRUE(plan->ok()) << joined(plan->blockers);
+  EXPECT_NE(joined(plan->warnings).find("installing anyway"), std::string::npos);
+}
+
+TEST(CudnnInstall, ProcessesMappingReplacedFilesAreNamed) {
+  Fixture f;
+  testing::write_file(f.root.at("proc/4242/maps"),
+                      "7f0000000000-7f0000100000 r-xp 00000000 08:01 123 "
+                      "/usr/local/cuda-12.4/lib64/libcudnn.so.9.0.0\n"
+                      "7f0000200000-7f0000300000 r--p 00000000 08:01 124 /usr/lib/libc.so.6\n");
+  testing::write_file(f.root.at("proc/4242/comm"), "python3\n");
+  testing::write_file(f.root.at("proc/77/maps"), "00400000-00401000 r-xp 0 0:0 0 /bin/sleep\n");
+  auto src = open_cudnn_source(f.archive);
+  ASSERT_TRUE(src);
+  auto ctx = f.ctx();
+  auto plan = plan_cudnn_install(ctx, **src, {});
+  ASSERT_TRUE(plan && plan->ok());
+  ASSERT_EQ(plan->busy.size(), 1u);
+  EXPECT_EQ(plan->busy[0].pid, 4242);
+  EXPECT_EQ(plan->busy[0].command, "python3");
+  EXPECT_NE(joined(plan->warnings).find("process 4242 (python3)"), std::string::npos);
+}
+
+TEST(CudnnInstall, NoWritePermissionIsReportedBeforeAnythingIsTouched) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root may write anywhere";
+  Fixture f;
+  sfs::permissions(f.root.at("usr/local/cuda-12.4/lib64"), sfs::perms(0555));
+  auto src = open_cudnn_source(f.archive);
+  ASSERT_TRUE(src);
+  auto ctx = f.ctx();
+  auto plan = plan_cudnn_install(ctx, **src, {});
+  sfs::permissions(f.root.at("usr/local/cuda-12.4/lib64"), sfs::perms(0755));
+  ASSERT_TRUE(plan);
+  EXPECT_NE(joined(plan->blockers).find("no permission to write in /usr/local/cuda-12.4/lib64"),
+            std::string::npos)
+      << joined(plan->blockers);
+}
+
+TEST(CudnnInstall, WindowsLayoutRoundTrip) {
+  TempDir root("winroot"), dl("windl");
+  const std::string tk = "/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v11.8";
+  testing::write_file(root.at(tk.substr(1) + "/version.json"),
+                      "{\"cuda\": {\"version\": \"11.8.0\"}}");
+  testing::write_file(root.at(tk.substr(1) + "/include/cuda.h"), "");
+  testing::write_file(root.at(tk.substr(1) + "/bin/cudart64_110.dll"), "MZ");
+  const std::string name = "cudnn-windows-x86_64-8.5.0.96_cuda11-archive";
+  testing::write_archive(dl.at(name + ".zip"), ArchiveFormat::zip,
+                         testing::fake_cudnn8_windows(name, 11));
+  auto before = testing::snapshot(root.path());
+  auto fs = make_rooted_filesystem(root.path());
+  auto env =
+      make_map_env({{"CUDA_PATH", "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8"}});
+  ProbeContext ctx{*fs, *env, *kb(), Os::windows, false, "test"};
+  auto src = open_cudnn_source(dl.at(name + ".zip"));
+  ASSERT_TRUE(src) << src.error().message;
+  auto plan = plan_cudnn_install(ctx, **src, {});
+  ASSERT_TRUE(plan);
+  ASSERT_TRUE(plan->ok()) << joined(plan->blockers);
+  EXPECT_EQ(plan->steps.size(), 30u);  // everything but the license
+  EXPECT_EQ(display_path(plan->toolkit, Os::windows),
+            "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8");
+  auto writer = make_file_writer(root.path());
+  auto r = execute_cudnn_install(ctx, **src, *plan, *writer);
+  ASSERT_TRUE(r.installed) << r.failure;
+  EXPECT_TRUE(sfs::exists(root.at(tk.substr(1) + "/bin/cudnn_adv_train64_8.dll")));
+  EXPECT_TRUE(sfs::exists(root.at(tk.substr(1) + "/lib/x64/cudnn64_8.lib")));
+  EXPECT_TRUE(sfs::exists(root.at(tk.substr(1) + "/include/cudnn_version.h")));
+  EXPECT_TRUE(std::any_of(r.verified.begin(), r.verified.end(), [](const std::string& s) {
+    return s.find("cudnn64_8.dll: 8.5.0.96") != std::string::npos;
+  })) << joined(r.verified);
+  auto u = uninstall_cudnn(ctx, "8.5.0.96", "", *writer);
+  ASSERT_TRUE(u.removed) << u.failure;
+  EXPECT_EQ(diff(before, testing::snapshot(root.path())), "");
+}
+
+TEST(CudnnInstall, TamperedManifestIsNotFollowed) {
+  Fixture f;
+  auto src = open_cudnn_source(f.archive);
+  ASSERT_TRUE(src);
+  auto ctx = f.ctx();
+  auto plan = plan_cudnn_install(ctx, **src, {});
+  auto writer = make_file_writer(f.root.path());
+  ASSERT_TRUE(execute_cudnn_install(ctx, **src, *plan, *writer).installed);
+  std::string m = f.root.at("usr/local/cuda-12.4/.dlenv/cudnn-9.1.0.70.json");
+  std::string text = testing::read_host_file(m);
+  auto pos = text.find("/usr/local/cuda-12.4/include/cudnn.h");
+  ASSERT_NE(pos, std::string::npos);
+  text.replace(pos, 36, "/etc/passwd");
+  testing::write_file(m, text);
+  auto snap = testing::snapshot(f.root.path());
+  auto u = uninstall_cudnn(ctx, "9.1.0.70", "", *writer);
+  EXPECT_FALSE(u.removed);
+  EXPECT_NE(u.failure.find("outside the toolkit"), std::string::npos) << u.failure;
+  EXPECT_EQ(diff(snap, testing::snapshot(f.root.path())), "");
+}
+
+}  // namespace
+}  // namespace dlenv

@@ -1,0 +1,161 @@
+#include "actions/cudnn_source.h"
+
+#include <gtest/gtest.h>
+
+#include "actions/cudnn_inspect.h"
+#include "actions/cudnn_test_support.h"
+#include "kb/kb.h"
+#include "util/strings.h"
+
+namespace dlenv {
+namespace {
+
+using testing::ArchiveEntry;
+using testing::ArchiveFormat;
+using testing::TempDir;
+using testing::write_archive;
+
+std::vector<ArchiveEntry> small_tree(const std::string& top) {
+  return {{top, "", ArchiveEntry::dir, "", 0755},
+          {top + "/include/cudnn_version.h", testing::version_header(9, 1, 0)},
+          {top + "/lib/libcudnn.so.9.1.0", "ELF?", ArchiveEntry::file, "", 0755},
+          {top + "/lib/libcudnn.so.9", "", ArchiveEntry::symlink, "libcudnn.so.9.1.0", 0777},
+          {top + "/LICENSE", "license\n"}};
+}
+
+class SourceFormats : public ::testing::TestWithParam<ArchiveFormat> {};
+
+TEST_P(SourceFormats, ListsEntriesWithoutTheTopDirectoryAndReadsFiles) {
+  TempDir tmp("src");
+  std::string file = tmp.at(GetParam() == ArchiveFormat::zip ? "c.zip" : "c.tar.xz");
+  write_archive(file, GetParam(), small_tree("cudnn-linux-x86_64-9.1.0.70_cuda12-archive"));
+  auto src = open_cudnn_source(file);
+  ASSERT_TRUE(src) << src.error().message;
+  std::vector<std::string> paths;
+  for (const auto& e : (*src)->entries()) paths.push_back(e.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{"include/cudnn_version.h", "lib/libcudnn.so.9.1.0",
+                                             "lib/libcudnn.so.9", "LICENSE"}));
+  const SourceEntry* link = (*src)->find("lib/libcudnn.so.9");
+  ASSERT_NE(link, nullptr);
+  EXPECT_EQ(link->type, SourceEntryType::symlink);
+  EXPECT_EQ(link->link_target, "libcudnn.so.9.1.0");
+  EXPECT_EQ((*src)->find("lib/libcudnn.so.9.1.0")->mode, 0755u);
+  auto text = (*src)->read("include/cudnn_version.h");
+  ASSERT_TRUE(text) << text.error().message;
+  EXPECT_EQ(*text, testing::version_header(9, 1, 0));
+  EXPECT_EQ((*src)->file_name(), path_basename(file));
+  auto missing = (*src)->read("include/nope.h");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("include/nope.h"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Archive, SourceFormats,
+                         ::testing::Values(ArchiveFormat::tar_xz, ArchiveFormat::zip));
+
+TEST(CudnnSource, ExtractedDirectoryLooksLikeTheArchive) {
+  TempDir tmp("srcdir");
+  std::string top = tmp.at("cudnn-linux-x86_64-9.1.0.70_cuda12-archive");
+  testing::write_file(top + "/include/cudnn_version.h", testing::version_header(9, 1, 0));
+  testing::write_file(top + "/lib/libcudnn.so.9.1.0", "ELF?", 0755);
+  std::filesystem::create_symlink("libcudnn.so.9.1.0", top + "/lib/libcudnn.so.9");
+  // The directory itself, and the folder holding it (the download folder), both work.
+  for (const std::string& dir : {top, tmp.path()}) {
+    auto src = open_cudnn_source(dir);
+    ASSERT_TRUE(src) << src.error().message;
+    ASSERT_NE((*src)->find("lib/libcudnn.so.9"), nullptr) << dir;
+    EXPECT_EQ((*src)->find("lib/libcudnn.so.9")->link_target, "libcudnn.so.9.1.0");
+    auto text = (*src)->read("include/cudnn_version.h");
+    ASSERT_TRUE(text) << text.error().message;
+    EXPECT_EQ(*text, testing::version_header(9, 1, 0));
+  }
+}
+
+struct UnsafeCase {
+  const char* name;
+  std::vector<ArchiveEntry> extra;
+  const char* why;  // part of the expected message
+};
+
+class UnsafeEntries : public ::testing::TestWithParam<UnsafeCase> {};
+
+TEST_P(UnsafeEntries, AreRefusedNamingTheEntry) {
+  for (auto fmt : {ArchiveFormat::tar_xz, ArchiveFormat::zip}) {
+    if (fmt == ArchiveFormat::zip && std::string(GetParam().name) == "device") continue;
+    TempDir tmp("unsafe");
+    auto entries = small_tree("top");
+    for (auto e : GetParam().extra) entries.push_back(e);
+    std::string file = tmp.at(fmt == ArchiveFormat::zip ? "a.zip" : "a.tar.xz");
+    write_archive(file, fmt, entries);
+    auto src = open_cudnn_source(file);
+    ASSERT_FALSE(src) << GetParam().name;
+    SCOPED_TRACE(src.error().message);
+    const std::string& m = src.error().message;
+    EXPECT_NE(m.find("unsafe entry"), std::string::npos) << m;
+    EXPECT_NE(m.find(GetParam().why), std::string::npos) << m;
+    EXPECT_NE(m.find("Nothing was extracted"), std::string::npos) << m;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Archive, UnsafeEntries,
+    ::testing::Values(
+        UnsafeCase{"absolute", {{"/etc/cron.d/x", "boom"}}, "absolute path"},
+        UnsafeCase{"dotdot", {{"top/../../x", "boom"}}, "\"..\""},
+        UnsafeCase{"drive", {{"C:/Windows/x.dll", "boom"}}, "drive letter"},
+        UnsafeCase{"abs_link",
+                   {{"top/lib/evil", "", ArchiveEntry::symlink, "/etc/passwd"}},
+                   "absolute path /etc/passwd"},
+        UnsafeCase{"escaping_link",
+                   {{"top/lib/evil", "", ArchiveEntry::symlink, "../../../etc"}},
+                   "leaves the distribution"},
+        UnsafeCase{"climbing_link",
+                   {{"top/lib/d", "", ArchiveEntry::symlink, "libcudnn.so.9"},
+                    {"top/lib/evil", "", ArchiveEntry::symlink, "d/../.."}},
+                   "climbs"},
+        UnsafeCase{"file_below_link",
+                   {{"top/inc", "", ArchiveEntry::symlink, "include"}, {"top/inc/x.h", "x"}},
+                   "lies below inc, which is a symlink"},
+        UnsafeCase{"device", {{"top/lib/null", "", ArchiveEntry::chardev}}, "device file"},
+        UnsafeCase{"duplicate", {{"top/LICENSE", "second copy"}}, "appears twice"}),
+    [](const auto& p) { return std::string(p.param.name); });
+
+TEST(CudnnSource, AbsurdSizesAreRefused) {
+  TempDir tmp("big");
+  auto entries = small_tree("top");
+  entries.push_back({"top/lib/libcudnn_ops.so.9.1.0", std::string(4096, 'x')});
+  write_archive(tmp.at("a.tar.xz"), ArchiveFormat::tar_xz, entries);
+  SourceLimits limits;
+  limits.max_entry_bytes = 1024;
+  auto src = open_cudnn_source(tmp.at("a.tar.xz"), limits);
+  ASSERT_FALSE(src);
+  EXPECT_NE(src.error().message.find("larger than the 1.0 KiB limit"), std::string::npos)
+      << src.error().message;
+  limits.max_entry_bytes = 1 << 20;
+  limits.max_total_bytes = 2048;
+  src = open_cudnn_source(tmp.at("a.tar.xz"), limits);
+  ASSERT_FALSE(src);
+  EXPECT_NE(src.error().message.find("add up to more than"), std::string::npos);
+}
+
+TEST(CudnnSource, NotAnArchiveAndMissingFileSayWhat) {
+  TempDir tmp("notarch");
+  testing::write_file(tmp.at("x.tar.xz"), "this is not an archive");
+  auto src = open_cudnn_source(tmp.at("x.tar.xz"));
+  ASSERT_FALSE(src);
+  EXPECT_NE(src.error().message.find(tmp.at("x.tar.xz")), std::string::npos);
+  src = open_cudnn_source(tmp.at("nope.tar.xz"));
+  ASSERT_FALSE(src);
+  EXPECT_NE(src.error().message.find("no such file"), std::string::npos);
+}
+
+TEST(CudnnSource, UnsafeDirectoryIsRefusedToo) {
+  TempDir tmp("unsafedir");
+  testing::write_file(tmp.at("d/include/cudnn_version.h"), testing::version_header(9, 1, 0));
+  std::filesystem::create_symlink("/etc", tmp.at("d/include/etc"));
+  auto src = open_cudnn_source(tmp.at("d"));
+  ASSERT_FALSE(src);
+  EXPECT_NE(src.error().message.find("absolute path /etc"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dlenv
