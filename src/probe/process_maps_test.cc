@@ -1,0 +1,182 @@
+// /proc/PID/maps parsing (fixture text) and the classification of mapped
+// NVIDIA libraries (a temporary tree read through the rooted file system).
+#include "probe/process_maps.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace dlenv {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kMaps =
+    "55d0c6a00000-55d0c6a2c000 r--p 00000000 08:01 1311 /usr/bin/python3.12\n"
+    "55d0c8000000-55d0c8400000 rw-p 00000000 00:00 0                          [heap]\n"
+    "7f1a20000000-7f1a24000000 r-xp 00200000 fd:00 44 "
+    "/usr/local/cuda-13.0/targets/x86_64-linux/lib/libcublas.so.13.1.0.3\n"
+    "7f1a24000000-7f1a24100000 r--p 00000000 fd:00 44 "
+    "/usr/local/cuda-13.0/targets/x86_64-linux/lib/libcublas.so.13.1.0.3\n"
+    "7f1a30000000-7f1a31000000 r-xp 00000000 fd:00 45 "
+    "/venv/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9\n"
+    "7f1a32000000-7f1a33000000 r-xp 00000000 fd:00 46 "
+    "/usr/lib/x86_64-linux-gnu/libcuda.so.580.65.06\n"
+    "7f1a34000000-7f1a35000000 r-xp 00000000 fd:00 47 /opt/my libs/libnccl.so.2.27.3 (deleted)\n"
+    "7f1a36000000-7f1a37000000 r-xp 00000000 fd:00 48 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
+    "7f1a38000000-7f1a39000000 r-xp 00000000 fd:00 49 /conda/envs/tf/lib/libcudart.so.12.4.127\n"
+    "7f1a3a000000-7f1a3b000000 r-xp 00000000 fd:00 50 /usr/local/cuda-13.1/lib/libcublasLt.so.13\n"
+    "7ffd1000000-7ffd1021000 rw-p 00000000 00:00 0 [stack]\n";
+
+TEST(ProcMaps, ParsesEveryFieldPathsWithSpacesAndDeleted) {
+  auto m = parse_proc_maps(kMaps, "fixture");
+  ASSERT_TRUE(m) << m.error().message;
+  ASSERT_EQ(m->size(), 11u);
+  EXPECT_EQ((*m)[0].start, 0x55d0c6a00000u);
+  EXPECT_EQ((*m)[0].end, 0x55d0c6a2c000u);
+  EXPECT_EQ((*m)[0].perms, "r--p");
+  EXPECT_EQ((*m)[0].dev, "08:01");
+  EXPECT_EQ((*m)[0].inode, 1311u);
+  EXPECT_EQ((*m)[0].path, "/usr/bin/python3.12");
+  EXPECT_EQ((*m)[1].path, "[heap]");
+  EXPECT_EQ((*m)[2].offset, 0x200000u);
+  EXPECT_EQ((*m)[6].path, "/opt/my libs/libnccl.so.2.27.3");
+  EXPECT_TRUE((*m)[6].deleted);
+  EXPECT_EQ((*m)[10].path, "[stack]");
+  // Anonymous mapping: no path.
+  auto anon = parse_proc_maps("7f00-7f10 rw-p 00000000 00:00 0\n", "a");
+  ASSERT_TRUE(anon);
+  EXPECT_EQ((*anon)[0].path, "");
+  EXPECT_TRUE(parse_proc_maps("", "empty")->empty());
+}
+
+TEST(ProcMaps, MalformedLinesAreErrorsNamingTheLine) {
+  for (const char* bad :
+       {"zz-10 r--p 0 08:01 1 /x\n", "10-20 r--q 0 08:01 1 /x\n", "10-20 r--p 0 0801 1 /x\n",
+        "10-20 r--p 0 08:01 x1 /x\n", "20-10 r--p 0 08:01 1 /x\n", "10-20\n", "10 r--p\n"}) {
+    auto m = parse_proc_maps(std::string("10-20 r--p 0 08:01 1 /ok\n") + bad, "maps");
+    ASSERT_FALSE(m) << bad;
+    EXPECT_NE(m.error().message.find("maps: line 2"), std::string::npos) << m.error().message;
+  }
+}
+
+TEST(ProcMaps, NvidiaLibraryKinds) {
+  EXPECT_EQ(nvidia_library_kind("/x/libcublasLt.so.13"), "cublasLt");
+  EXPECT_EQ(nvidia_library_kind("libcublas.so.12.8.4.1"), "cublas");
+  EXPECT_EQ(nvidia_library_kind("libcudart-a7b20f20.so.12"), "cudart");
+  EXPECT_EQ(nvidia_library_kind("libcudnn_ops.so.9"), "cudnn");
+  EXPECT_EQ(nvidia_library_kind("libcuda.so.1"), "cuda (driver)");
+  EXPECT_EQ(nvidia_library_kind("libnvidia-ml.so.1"), "nvml (driver)");
+  EXPECT_EQ(nvidia_library_kind("libnvidia-ptxjitcompiler.so.1"), "driver");
+  EXPECT_EQ(nvidia_library_kind("libnvrtc-builtins.so.13.0"), "nvrtc");
+  EXPECT_FALSE(nvidia_library_kind("libcudaxyz.so.1"));
+  EXPECT_FALSE(nvidia_library_kind("libc.so.6"));
+  EXPECT_FALSE(nvidia_library_kind("libcublas.a"));
+}
+
+class Tree {
+ public:
+  Tree() {
+    const char* base = std::getenv("DLENV_TEST_TMP");
+    fs::path dir = base && *base ? fs::path(base) : fs::temp_directory_path();
+    fs::create_directories(dir);
+    std::string tmpl = (dir / "maps-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp");
+    root_ = fs::canonical(tmpl);
+    fs_ = make_rooted_filesystem(root_.string());
+  }
+  ~Tree() {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+  Tree& file(const std::string& logical, const std::string& content = "") {
+    fs::create_directories((root_ / logical.substr(1)).parent_path());
+    std::ofstream(root_ / logical.substr(1)) << content;
+    return *this;
+  }
+  const FileSystem& fsys() const { return *fs_; }
+  fs::path root_;
+  std::unique_ptr<FileSystem> fs_;
+};
+
+TEST(ProcMaps, LibrariesClassifiedByOriginWithVersions) {
+  Tree t;
+  t.file("/usr/local/cuda-13.0/version.json",
+         R"({"cuda": {"name": "CUDA SDK", "version": "13.0.2"}})");
+  t.file("/venv/lib/python3.12/site-packages/nvidia_cudnn_cu13-9.13.0.50.dist-info/RECORD",
+         "nvidia/cudnn/__init__.py,,\nnvidia/cudnn/lib/libcudnn.so.9,sha256=x,1\n");
+  t.file("/venv/lib/python3.12/site-packages/nvidia_cublas-13.0.0.19.dist-info/RECORD",
+         "nvidia/cu13/lib/libcublas.so.13,,\n");
+  t.file("/conda/envs/tf/conda-meta/history");
+  // A toolkit assembled from wheels: no version.json, nvcc and dist-info/.
+  t.file("/usr/local/cuda-13.1/bin/nvcc");
+  t.file("/usr/local/cuda-13.1/dist-info/nvidia_cublas-13.1.0.3.dist-info/RECORD",
+         "nvidia/cu13/lib/libcublasLt.so.13,sha256=x,2\n");
+  auto maps = parse_proc_maps(kMaps, "fixture");
+  ASSERT_TRUE(maps);
+  auto libs = nvidia_libraries(t.fsys(), *maps);
+  ASSERT_EQ(libs.size(), 6u);
+  EXPECT_EQ(libs[0].library, "cublas");
+  EXPECT_EQ(libs[0].version, "13.1.0.3");
+  EXPECT_EQ(libs[0].version_source, "file name");
+  EXPECT_EQ(libs[0].origin, "CUDA toolkit");
+  EXPECT_EQ(libs[0].origin_detail, "/usr/local/cuda-13.0 (CUDA 13.0.2)");
+  EXPECT_EQ(libs[1].library, "cudnn");
+  EXPECT_EQ(libs[1].origin, "pip wheel");
+  EXPECT_EQ(libs[1].origin_detail,
+            "nvidia-cudnn-cu13 9.13.0.50 in /venv/lib/python3.12/site-packages");
+  EXPECT_EQ(libs[1].version, "9.13.0.50");
+  EXPECT_EQ(libs[1].version_source, "pip wheel metadata");
+  EXPECT_EQ(libs[2].origin, "driver");
+  EXPECT_EQ(libs[2].version, "580.65.06");
+  EXPECT_EQ(libs[3].library, "nccl");
+  EXPECT_TRUE(libs[3].deleted);
+  EXPECT_EQ(libs[3].origin, "other");
+  EXPECT_EQ(libs[4].origin, "conda env");
+  EXPECT_EQ(libs[4].origin_detail, "/conda/envs/tf");
+  EXPECT_EQ(libs[5].library, "cublasLt");
+  EXPECT_EQ(libs[5].origin, "CUDA toolkit");
+  EXPECT_EQ(libs[5].version, "13.1.0.3");
+  EXPECT_EQ(libs[5].version_source, "/usr/local/cuda-13.1/dist-info (nvidia-cublas)");
+}
+
+TEST(ProcMaps, ReadProcessAndHoldingUnderARoot) {
+  Tree t;
+  t.file("/proc/42/maps", kMaps).file("/proc/42/comm", "python3\n");
+  t.file("/proc/7/maps", "10-20 r-xp 0 08:01 1 /usr/lib/libc.so.6\n").file("/proc/7/comm", "sh\n");
+  t.file("/proc/9/maps", "garbage\n");
+  t.file("/proc/self/maps", kMaps);  // not a pid: skipped
+  auto p = read_process_libraries(t.fsys(), 42);
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_EQ(p->command, "python3");
+  EXPECT_EQ(p->libraries.size(), 6u);
+  EXPECT_FALSE(read_process_libraries(t.fsys(), 43));
+  auto scan = processes_holding(t.fsys(), "libcublas");
+  EXPECT_EQ(scan.scanned, 3);
+  ASSERT_EQ(scan.holders.size(), 1u);
+  EXPECT_EQ(scan.holders[0].pid, 42);
+  EXPECT_EQ(scan.holders[0].command, "python3");
+  ASSERT_EQ(scan.holders[0].paths.size(), 2u);  // libcublas and libcublasLt
+  ASSERT_EQ(scan.unreadable.size(), 1u);
+  EXPECT_EQ(scan.unreadable[0].first, 9);
+}
+
+TEST(ProcMaps, ThisProcessOnTheRealSystem) {
+  auto fs = make_real_filesystem();
+  auto text = fs->read_file("/proc/self/maps", 64u << 20);
+  ASSERT_TRUE(text) << text.error().message;
+  auto m = parse_proc_maps(*text, "/proc/self/maps");
+  ASSERT_TRUE(m) << m.error().message;
+  bool self = false;
+  for (const auto& e : *m) self = self || e.path.find("probe_test") != std::string::npos;
+  EXPECT_TRUE(self);
+  auto p = read_process_libraries(*fs, static_cast<int>(getpid()));
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_TRUE(p->libraries.empty());  // the test binary maps no CUDA library
+}
+
+}  // namespace
+}  // namespace dlenv
