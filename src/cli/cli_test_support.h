@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "util/temp_dir_test_support.h"
 
 namespace dlenv::testing {
 
@@ -37,15 +38,7 @@ inline CliRun run_cli(std::vector<std::string> args) {
 template <class Self>
 class SysrootBase {
  public:
-  explicit SysrootBase(const std::string& prefix) {
-    namespace fs = std::filesystem;
-    const char* base = std::getenv("DLENV_TEST_TMP");
-    fs::path dir = base && *base ? fs::path(base) : fs::temp_directory_path();
-    fs::create_directories(dir);
-    std::string tmpl = (dir / (prefix + "-XXXXXX")).string();
-    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp");
-    root_ = fs::canonical(tmpl);
-  }
+  explicit SysrootBase(const std::string& prefix) { root_ = make_unique_temp_dir(prefix); }
   ~SysrootBase() {
     std::error_code ec;
     std::filesystem::remove_all(root_, ec);

@@ -11,6 +11,7 @@
 
 #include "binfmt/pe_test_builder.h"
 #include "util/strings.h"
+#include "util/temp_dir_test_support.h"
 
 namespace dlenv {
 namespace {
@@ -22,12 +23,7 @@ using testbuild::PeSpec;
 class WinTree {
  public:
   WinTree() {
-    const char* base = std::getenv("DLENV_TEST_TMP");
-    fs::path dir = base && *base ? fs::path(base) : fs::temp_directory_path();
-    fs::create_directories(dir);
-    std::string tmpl = (dir / "winld-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp");
-    root_ = fs::canonical(tmpl);
+    root_ = testing::make_unique_temp_dir("winld");
     fs_ = make_rooted_filesystem(root_.string());
     auto kb = Kb::load_embedded();
     if (!kb) throw std::runtime_error(kb.error().message);
