@@ -188,7 +188,7 @@ void wsl_not_symlink(const Ctx& c, Findings& out) {
   if (w.version != 2) return;
   std::vector<const FileKind*> regular;
   for (const auto& k : w.libcuda) {
-    if (!k.symlink && path_basename(k.path) != "libcuda.so") regular.push_back(&k);
+    if (!k.symlink && path_basename(k.path) == "libcuda.so.1") regular.push_back(&k);
   }
   if (regular.empty()) return;
   Finding x = make("wsl-libcuda-not-symlink-warning", Severity::info, "driver",
