@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "util/temp_dir_test_support.h"
+
 namespace dlenv {
 namespace {
 
@@ -80,12 +82,7 @@ TEST(ProcMaps, NvidiaLibraryKinds) {
 class Tree {
  public:
   Tree() {
-    const char* base = std::getenv("DLENV_TEST_TMP");
-    fs::path dir = base && *base ? fs::path(base) : fs::temp_directory_path();
-    fs::create_directories(dir);
-    std::string tmpl = (dir / "maps-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp");
-    root_ = fs::canonical(tmpl);
+    root_ = testing::make_unique_temp_dir("maps");
     fs_ = make_rooted_filesystem(root_.string());
   }
   ~Tree() {
