@@ -10,6 +10,7 @@
 #include "cli/plan_cmd.h"
 #include "cli/plan_link.h"
 #include "cli/verify_cmd.h"
+#include "cli/which_cmd.h"
 #include "kb/kb.h"
 #include "platform/env.h"
 #include "platform/filesystem.h"
@@ -257,11 +258,46 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
       ->type_name("DIR");
   deps->add_option("--env-file", deps_o.env_file, "KEY=VALUE lines (LD_LIBRARY_PATH)")
       ->type_name("FILE");
+  deps->add_option("--os", deps_o.os, "linux|windows (default: windows for a PE file or a .dll)")
+      ->type_name("OS");
+  deps->add_option("--app-dir", deps_o.app_dir, "Windows: the directory of the program's .exe")
+      ->type_name("DIR");
+  deps->add_option("--add-dll-dir", deps_o.dll_dirs,
+                   "Windows: a directory given to os.add_dll_directory/AddDllDirectory")
+      ->type_name("DIR");
+  deps->add_option("--cwd", deps_o.cwd, "Windows: the process's current directory")
+      ->type_name("DIR");
+  deps->add_flag("--python-ext", deps_o.python_ext,
+                 "Windows: load as Python >= 3.8 loads an extension module (PATH not searched)");
+  deps->add_flag("--altered-search-path", deps_o.altered_search_path,
+                 "Windows: LoadLibraryEx with LOAD_WITH_ALTERED_SEARCH_PATH");
+  WhichOptions which_o;
+  auto* which = app.add_subcommand(
+      "which", "The NVIDIA/CUDA libraries a live process has mapped, their versions and origin");
+  which->add_option("--pid", which_o.pid, "A running process")->type_name("N");
+  which->add_option("--holding", which_o.holding, "List the processes that have NAME mapped")
+      ->type_name("NAME");
+  which->add_option("command", which_o.command, "-- CMD ARGS...: run it, report what it loaded");
+  which->add_flag("--json", which_o.json, "Machine-readable (schema dlenv.which/1)");
+  which->add_option("--root", which_o.root, "Read DIR/proc/PID/maps (with --pid/--holding)")
+      ->type_name("DIR");
+  which->add_option("--timeout", which_o.timeout_s, "-- CMD: kill it after S seconds (120)")
+      ->type_name("S");
+  which->add_option("--interval-ms", which_o.interval_ms, "-- CMD: read its maps every MS (2)")
+      ->type_name("MS");
   LoadOptions load_o;
   auto* load =
       app.add_subcommand("load", "Really load a library (dlopen), report path and version");
   load->add_option("target", load_o.target, "Library NAME or PATH")->required();
   load->add_flag("--json", load_o.json, "Machine-readable (schema dlenv.load/1)");
+  load->add_option("--root", load_o.root, "Explain only, reading files under DIR")
+      ->type_name("DIR");
+  load->add_option("--env-file", load_o.env_file, "KEY=VALUE lines (PATH, LD_LIBRARY_PATH)")
+      ->type_name("FILE");
+  load->add_option("--os", load_o.os, "linux|windows (another OS than this one: explain only)")
+      ->type_name("OS");
+  load->add_option("--error-code", load_o.error_code, "Windows: the LoadLibrary error to explain")
+      ->type_name("N");
 
   try {
     app.parse(argc, argv);
@@ -286,6 +322,7 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   try {
     if (*deps) return run_deps(deps_o, out, err);
     if (*load) return run_load(load_o, out, err);
+    if (*which) return run_which(which_o, out, err);
     if (*ver) return run_verify_command(verify_opts, out, err);
     if (*plan) return run_plan(plan_o, out, err);
     if (*exp) {

@@ -14,6 +14,7 @@
 #include "platform/env.h"
 #include "platform/filesystem.h"
 #include "probe/loader_model.h"
+#include "probe/loader_model_win.h"
 #include "probe/probe.h"
 #include "util/strings.h"
 
@@ -81,22 +82,79 @@ LinuxLoaderSettings settings_for(const DepsSetup& s, bool rooted) {
   return ls;
 }
 
+Os this_host_os() {
+#ifdef _WIN32
+  return Os::windows;
+#else
+  return Os::linux;
+#endif
+}
+
+// Whether `target` is a Windows module: a PE file, or a .dll/.exe/.pyd name.
+bool looks_windows(const FileSystem& fs, const std::string& target) {
+  const std::string l = to_lower(target);
+  if (l.ends_with(".dll") || l.ends_with(".exe") || l.ends_with(".pyd")) return true;
+  if (l.size() >= 2 && l[1] == ':') return true;
+  if (target.find('/') == std::string::npos) return false;
+  auto head = fs.read_file(target, 1u << 30);
+  return head && head->size() >= 2 && (*head)[0] == 'M' && (*head)[1] == 'Z';
+}
+
+Result<Os> pick_os(const std::string& os, const FileSystem& fs, const std::string& target) {
+  if (os == "linux") return Os::linux;
+  if (os == "windows") return Os::windows;
+  if (!os.empty()) return fail("--os " + os + ": give linux or windows");
+  return looks_windows(fs, target) ? Os::windows : Os::linux;
+}
+
+WindowsLoaderSettings windows_settings_for(const DepsSetup& s, const DepsOptions& o) {
+  WindowsLoaderSettings ws;
+  if (auto root = s.env->get("SystemRoot")) ws.windows_dir = *root;
+  if (auto path = s.env->get("PATH")) {
+    for (const auto& p : split(*path, ';')) ws.path.push_back(p);
+  }
+  for (const auto& [k, v] : s.env->all()) {
+    if (k == "CUDA_PATH" || k.starts_with("CUDA_PATH_V")) {
+      ws.hint_dirs.push_back(path_join(windows_logical_path(v), "bin"));
+    }
+  }
+  ws.app_dir = o.app_dir;
+  ws.current_dir = o.cwd;
+  ws.user_dirs = o.dll_dirs;
+  if (o.python_ext) {
+    ws.flags = kLoadLibrarySearchDefaultDirs | kLoadLibrarySearchDllLoadDir;
+    ws.python_extension = true;
+  } else if (o.altered_search_path) {
+    ws.flags = kLoadWithAlteredSearchPath;
+  }
+  return ws;
+}
+
 std::string severity_name(LoadSeverity s) {
   return s == LoadSeverity::error ? "error" : s == LoadSeverity::warning ? "warning" : "ok";
 }
 
-nlohmann::json candidates_json(const std::vector<LoadCandidate>& cs) {
+// Paths as the user knows them: C:\... for the Windows model.
+struct PathStyle {
+  bool windows = false;
+  std::string operator()(const std::string& p) const {
+    return windows ? windows_display_path(p) : p;
+  }
+};
+
+nlohmann::json candidates_json(const std::vector<LoadCandidate>& cs, const PathStyle& ps) {
   auto a = nlohmann::json::array();
   for (const auto& c : cs) {
-    a.push_back({{"path", c.path}, {"rule", search_rule_name(c.rule)}, {"note", c.note}});
+    a.push_back({{"path", ps(c.path)}, {"rule", search_rule_name(c.rule)}, {"note", c.note}});
   }
   return a;
 }
 
-nlohmann::json tree_json(const std::string& target, const LoadTree& t) {
+nlohmann::json tree_json(const std::string& target, const LoadTree& t, const PathStyle& ps) {
   nlohmann::json j;
   j["schema"] = "dlenv.deps/1";
   j["target"] = target;
+  j["os"] = ps.windows ? "windows" : "linux";
   j["errors"] = t.errors;
   j["warnings"] = t.warnings;
   auto objs = nlohmann::json::array();
@@ -110,8 +168,8 @@ nlohmann::json tree_json(const std::string& target, const LoadTree& t) {
     if (o.companion) x["companion_note"] = o.companion_note;
     x["rule"] = search_rule_name(o.rule);
     x["rule_detail"] = o.rule_detail;
-    x["path"] = o.path ? nlohmann::json(*o.path) : nlohmann::json(nullptr);
-    if (!o.real_path.empty()) x["real_path"] = o.real_path;
+    x["path"] = o.path ? nlohmann::json(ps(*o.path)) : nlohmann::json(nullptr);
+    if (!o.real_path.empty()) x["real_path"] = ps(o.real_path);
     if (o.same_as >= 0) x["same_as"] = o.same_as;
     if (o.elf) {
       x["soname"] = o.elf->soname ? nlohmann::json(*o.elf->soname) : nlohmann::json(nullptr);
@@ -120,9 +178,18 @@ nlohmann::json tree_json(const std::string& target, const LoadTree& t) {
       if (o.elf->rpath) x["rpath"] = *o.elf->rpath;
       if (o.elf->runpath) x["runpath"] = *o.elf->runpath;
     }
+    if (o.pe) {
+      x["class"] = o.pe->is_64 ? "PE32+" : "PE32";
+      x["machine"] = pe_machine_name(o.pe->machine);
+      if (o.pe->file_version) x["file_version"] = *o.pe->file_version;
+    }
+    if (ps.windows) {
+      x["delay_load"] = o.delay_load;
+      x["win_error"] = o.win_error;
+    }
     if (!o.version.empty()) x["version"] = o.version;
-    x["shadowed"] = candidates_json(o.shadowed);
-    x["rejected"] = candidates_json(o.rejected);
+    x["shadowed"] = candidates_json(o.shadowed, ps);
+    x["rejected"] = candidates_json(o.rejected, ps);
     if (o.missing) x["searched"] = o.searched;
     x["missing"] = o.missing;
     x["wrong_class"] = o.wrong_class;
@@ -138,66 +205,83 @@ nlohmann::json tree_json(const std::string& target, const LoadTree& t) {
   return j;
 }
 
-std::string object_line(const LoadedObject& o) {
+std::string object_line(const LoadedObject& o, const PathStyle& ps) {
   std::string s = o.name;
+  if (o.same_as != -1 && o.missing) return s + "  (not found: see above)";
   if (o.same_as != -1) {
-    return s + "  (already loaded" + (o.path ? ": " + *o.path : std::string()) + ")";
+    return s + "  (already loaded" + (o.path ? ": " + ps(*o.path) : std::string()) + ")";
   }
+  const std::string rule =
+      o.rule_detail.empty() ? std::string(search_rule_name(o.rule)) : o.rule_detail;
   if (o.missing) {
     s += o.wrong_class ? "  => WRONG CLASS" : "  => NOT FOUND";
+    if (o.win_error) s += fmt::format(" ({})", o.win_error);
   } else if (o.path) {
-    if (*o.path != o.name) s += "  => " + *o.path;
-    s += "  [" + (o.rule_detail.empty() ? std::string(search_rule_name(o.rule)) : o.rule_detail) +
-         "]";
+    if (*o.path != o.name) s += "  => " + ps(*o.path);
+    s += "  [" + rule + "]";
+    if (o.pe && o.win_error == 193) s += "  WRONG BITNESS (193)";
+  } else {
+    s += "  [" + rule + "]";
   }
   if (!o.version.empty()) s += "  v" + o.version;
+  if (o.delay_load) s += "  (delay-load)";
   if (o.companion) s += "  (run-time companion)";
-  if (o.severity == LoadSeverity::error && !o.missing) s += "  !";
+  if (o.win_error == 127) {
+    s += "  ! 127";
+  } else if (o.severity == LoadSeverity::error && !o.missing && o.win_error != 193) {
+    s += "  !";
+  }
   return s;
 }
 
-void print_details(std::ostream& out, const LoadedObject& o, const std::string& indent) {
+void print_details(std::ostream& out, const LoadedObject& o, const std::string& indent,
+                   const PathStyle& ps) {
   for (const auto& c : o.shadowed) {
-    out << indent << "shadows " << c.path << "  (" << search_rule_name(c.rule) << ")\n";
+    out << indent << "shadows " << ps(c.path) << "  (" << search_rule_name(c.rule)
+        << (c.note.empty() ? "" : ", " + c.note) << ")\n";
   }
   for (const auto& c : o.rejected) {
-    out << indent << "skipped " << c.path << ": " << c.note << "\n";
+    out << indent << "skipped " << ps(c.path) << ": " << c.note << "\n";
   }
 }
 
-void print_tree(std::ostream& out, const LoadTree& t, int i, int depth) {
+void print_tree(std::ostream& out, const LoadTree& t, int i, int depth, const PathStyle& ps) {
   const auto& o = t.objects[static_cast<size_t>(i)];
   const std::string indent(static_cast<size_t>(depth) * 4, ' ');
-  out << indent << (depth > 0 ? "+-- " : "") << object_line(o) << "\n";
-  print_details(out, o, indent + (depth > 0 ? "      " : "  "));
-  // Children already loaded elsewhere in the tree: one line, not one each.
-  std::vector<std::string> again;
+  out << indent << (depth > 0 ? "+-- " : "") << object_line(o, ps) << "\n";
+  print_details(out, o, indent + (depth > 0 ? "      " : "  "), ps);
+  // Children already loaded elsewhere in the tree (and, on Windows, API sets
+  // and KnownDLLs): one line each kind, not one line per child.
+  std::vector<std::string> again, system;
   for (int c : o.children) {
     const auto& ch = t.objects[static_cast<size_t>(c)];
-    if (ch.same_as != -1 && ch.problem.empty()) {
+    if (ch.same_as != -1 && ch.problem.empty() && !ch.missing) {
       again.push_back(ch.name);
+    } else if ((ch.rule == SearchRule::api_set || ch.rule == SearchRule::known_dll) &&
+               ch.problem.empty()) {
+      system.push_back(ch.name);
     } else {
-      print_tree(out, t, c, depth + 1);
+      print_tree(out, t, c, depth + 1, ps);
     }
   }
-  if (!again.empty()) {
-    out << std::string(static_cast<size_t>(depth + 1) * 4, ' ') << "+-- (already loaded) "
-        << join(again, ", ") << "\n";
-  }
+  const std::string sub(static_cast<size_t>(depth + 1) * 4, ' ');
+  if (!system.empty()) out << sub << "+-- (KnownDLLs / API sets) " << join(system, ", ") << "\n";
+  if (!again.empty()) out << sub << "+-- (already loaded) " << join(again, ", ") << "\n";
 }
 
-int render(const std::string& target, const LoadTree& t, bool flat, bool json, std::ostream& out) {
+int render(const std::string& target, const LoadTree& t, bool flat, bool json, std::ostream& out,
+           const PathStyle& ps) {
   if (json) {
-    out << tree_json(target, t).dump(2) << "\n";
+    out << tree_json(target, t, ps).dump(2) << "\n";
   } else {
     if (flat) {
       for (const auto& o : t.objects) {
         if (o.same_as != -1) continue;
-        out << object_line(o) << "\n";
-        print_details(out, o, "    ");
+        out << object_line(o, ps) << "\n";
+        print_details(out, o, "    ", ps);
       }
     } else {
-      print_tree(out, t, 0, 0);
+      print_tree(out, t, 0, 0, ps);
     }
     size_t unique = 0, companions = 0;
     for (const auto& o : t.objects) {
@@ -302,13 +386,78 @@ int run_deps(const DepsOptions& o, std::ostream& out, std::ostream& err) {
     err << "dlenv deps: " << setup.error().message << "\n";
     return kExitUsage;
   }
-  const auto settings = settings_for(*setup, !o.root.empty());
-  auto tree = model_linux_load(*setup->fs, *setup->kb, o.target, settings);
+  auto os = pick_os(o.os, *setup->fs, o.target);
+  if (!os) {
+    err << "dlenv deps: " << os.error().message << "\n";
+    return kExitUsage;
+  }
+  Result<LoadTree> tree = fail("");
+  if (*os == Os::windows) {
+    tree = model_windows_load(*setup->fs, *setup->kb, o.target, windows_settings_for(*setup, o));
+  } else {
+    tree =
+        model_linux_load(*setup->fs, *setup->kb, o.target, settings_for(*setup, !o.root.empty()));
+  }
   if (!tree) {
     err << "dlenv deps: " << tree.error().message << "\n";
     return kExitUsage;
   }
-  return render(o.target, *tree, o.flat, o.json, out);
+  return render(o.target, *tree, o.flat, o.json, out, PathStyle{*os == Os::windows});
+}
+
+std::vector<std::string> explain_windows_load_failure(const LoadTree& tree,
+                                                      const std::string& target, int code) {
+  std::vector<std::string> out;
+  const PathStyle ps{true};
+  switch (code) {
+    case 126:
+      out.push_back(
+          "error 126 (ERROR_MOD_NOT_FOUND): the DLL or one of the DLLs it imports was not found");
+      break;
+    case 127:
+      out.push_back(
+          "error 127 (ERROR_PROC_NOT_FOUND): a DLL in the chain imports a function its "
+          "dependency does not export (an older or different build was found first)");
+      break;
+    case 193:
+      out.push_back(
+          "error 193 (ERROR_BAD_EXE_FORMAT): a DLL in the chain is for another machine (32-bit "
+          "vs 64-bit) or not a DLL at all");
+      break;
+    case 1114:
+      out.push_back(
+          "error 1114 (ERROR_DLL_INIT_FAILED): every DLL was found, but one's initialisation "
+          "(DllMain) failed: typically an older Visual C++ runtime (msvcp140.dll / "
+          "vcruntime140.dll) found first, or a CUDA DLL failing to start (driver too old)");
+      break;
+    default: break;
+  }
+  if (tree.objects.empty()) return out;
+  const auto& root = tree.objects[0];
+  std::vector<std::string> problems;
+  for (const auto& o : tree.objects) {
+    if (!o.problem.empty() && o.severity == LoadSeverity::error) problems.push_back(o.problem);
+  }
+  if (root.path && !root.missing) {
+    const std::string rule =
+        root.rule_detail.empty() ? std::string(search_rule_name(root.rule)) : root.rule_detail;
+    std::string first =
+        fmt::format("{} was found in {} ({})", target, ps(path_dirname(*root.path)), rule);
+    if (root.problem.empty() && !problems.empty()) {
+      first += ", but: " + problems[0];
+      problems.erase(problems.begin());
+    }
+    out.push_back(first);
+  }
+  for (auto& p : problems) out.push_back(std::move(p));
+  if (tree.errors == 0 && (code == 126 || code == 127 || code == 193)) {
+    out.push_back(
+        "the loader model finds every DLL of the import tables: the failing DLL is loaded at run "
+        "time by the library itself, or the program changes the search path "
+        "(SetDllDirectory/AddDllDirectory) in a way the model was not told (see --app-dir, "
+        "--add-dll-dir, --python-ext)");
+  }
+  return out;
 }
 
 int run_load(const LoadOptions& o, std::ostream& out, std::ostream& err) {
@@ -316,34 +465,73 @@ int run_load(const LoadOptions& o, std::ostream& out, std::ostream& err) {
     err << "dlenv load: give a library name or path, e.g. `dlenv load libcudnn.so.9`\n";
     return kExitUsage;
   }
-  auto lib = DynamicLibrary::open(o.target);
-  nlohmann::json j{{"schema", "dlenv.load/1"}, {"target", o.target}, {"loaded", lib.has_value()}};
-  if (lib) {
-    const std::string path = lib->loaded_path();
-    j["path"] = path;
-    auto v = call_version(*lib, path_basename(path.empty() ? o.target : path));
-    if (v) {
-      j["version"] = v->version;
-      j["version_call"] = v->call;
-    }
-    if (o.json) {
-      out << j.dump(2) << "\n";
-    } else {
-      out << "loaded " << o.target << "\n  path     " << path << "\n";
+  Os os = this_host_os();
+  if (o.os == "windows") {
+    os = Os::windows;
+  } else if (o.os == "linux") {
+    os = Os::linux;
+  } else if (!o.os.empty()) {
+    err << "dlenv load: --os " << o.os << ": give linux or windows\n";
+    return kExitUsage;
+  }
+  // Under --root or for the other OS: no real load, the model's explanation only.
+  const bool model_only = !o.root.empty() || os != this_host_os();
+  nlohmann::json j{{"schema", "dlenv.load/1"}, {"target", o.target}};
+  std::string error_text;
+  if (!model_only) {
+    auto lib = DynamicLibrary::open(o.target);
+    j["loaded"] = lib.has_value();
+    if (lib) {
+      const std::string path = lib->loaded_path();
+      j["path"] = path;
+      auto v = call_version(*lib, path_basename(path.empty() ? o.target : path));
       if (v) {
-        out << "  version  " << v->version << "  (" << v->call << ")\n";
+        j["version"] = v->version;
+        j["version_call"] = v->call;
+      }
+      if (o.json) {
+        out << j.dump(2) << "\n";
       } else {
-        out << "  version  no version call known for this library\n";
+        out << "loaded " << o.target << "\n  path     " << path << "\n";
+        if (v) {
+          out << "  version  " << v->version << "  (" << v->call << ")\n";
+        } else {
+          out << "  version  no version call known for this library\n";
+        }
+      }
+      return kExitOk;
+    }
+    error_text = lib.error().message;
+    j["error"] = error_text;
+  } else {
+    j["loaded"] = nullptr;
+    j["model_only"] = true;
+  }
+  // The dependency walk that explains the failure.
+  auto setup = make_deps_setup(o.root, o.env_file);
+  std::vector<std::string> explanation;
+  if (!setup) {
+    err << "dlenv load: " << setup.error().message << "\n";
+    return kExitUsage;
+  }
+  if (os == Os::windows) {
+    int code = o.error_code;
+    if (code == 0) {
+      for (int c : {126, 127, 193, 1114}) {
+        if (error_text.find(fmt::format("{}", c)) != std::string::npos) code = c;
       }
     }
-    return kExitOk;
-  }
-  j["error"] = lib.error().message;
-  // The dependency walk that explains the failure.
-  auto setup = make_deps_setup("", "");
-  std::vector<std::string> explanation;
-  if (setup) {
-    auto settings = settings_for(*setup, false);
+    DepsOptions d;
+    auto ws = windows_settings_for(*setup, d);
+    ws.companions = false;  // LoadLibrary itself does not load them
+    auto tree = model_windows_load(*setup->fs, *setup->kb, o.target, ws);
+    if (!tree) {
+      explanation.push_back(tree.error().message);
+    } else {
+      explanation = explain_windows_load_failure(*tree, o.target, code);
+    }
+  } else {
+    auto settings = settings_for(*setup, !o.root.empty());
     settings.companions = false;  // dlopen itself does not load them
     auto tree = model_linux_load(*setup->fs, *setup->kb, o.target, settings);
     if (!tree) {
@@ -367,7 +555,12 @@ int run_load(const LoadOptions& o, std::ostream& out, std::ostream& err) {
   if (o.json) {
     out << j.dump(2) << "\n";
   } else {
-    out << "failed to load " << o.target << "\n  error: " << lib.error().message << "\n";
+    if (model_only) {
+      out << "not loaded " << o.target << " (" << (o.root.empty() ? "another OS" : "--root")
+          << ": the loader model's explanation only)\n";
+    } else {
+      out << "failed to load " << o.target << "\n  error: " << error_text << "\n";
+    }
     if (!explanation.empty()) {
       out << "  why:\n";
       for (const auto& e : explanation) out << "    " << e << "\n";
