@@ -122,7 +122,8 @@ Facts collect_facts(const ProbeContext& ctx, const ProbeOptions& options) {
   f.timing.ms["system"] = ms_since(t0);
 
   t0 = Clock::now();
-  f.python = probe_python(ctx, options);
+  f.python = probe_python(ctx, options, &loader);
+  f.host.glibc = probe_glibc(ctx, loader);
   f.timing.ms["python"] = ms_since(t0);
   if (options.python_deep && !ctx.fs.is_rooted()) {
     t0 = Clock::now();

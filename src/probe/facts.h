@@ -19,6 +19,7 @@ struct HostFacts {
   Fact<std::string> os;      // "linux" / "windows"
   Fact<std::string> distro;  // PRETTY_NAME from /etc/os-release
   Fact<std::string> kernel;  // /proc/sys/kernel/osrelease
+  Fact<std::string> glibc;   // "2.35": libc.so.6's newest GLIBC_2.N version (probe/glibc.cc)
   Fact<std::string> arch;    // "x86_64"
   Fact<std::string> hostname;
   Fact<std::string> container;  // "docker", "podman", "kubernetes", "none"

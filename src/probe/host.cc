@@ -143,6 +143,7 @@ EnvFacts probe_env(const ProbeContext& ctx) {
                                           "CUDA_DEVICE_MAX_CONNECTIONS",
                                           "CONDA_PREFIX",
                                           "CONDA_DEFAULT_ENV",
+                                          "CONDA_OVERRIDE_CUDA",
                                           "VIRTUAL_ENV",
                                           "PYTHONPATH",
                                           "XLA_FLAGS",

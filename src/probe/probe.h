@@ -67,7 +67,20 @@ void probe_cudnn_live(const ProbeContext& ctx, CudnnCopy& copy);
 
 // Python environments (PATH, --python, VIRTUAL_ENV, conda, pyenv) and what is installed
 // in them, read from files only (probe/python.cc).
-std::vector<PythonEnv> probe_python(const ProbeContext& ctx, const ProbeOptions& options);
+// With `loader`, the CUDA libraries the frameworks' GPU parts need are resolved the way
+// ld.so would (ONNX Runtime's CUDA provider, paddle's cuDNN).
+std::vector<PythonEnv> probe_python(const ProbeContext& ctx, const ProbeOptions& options,
+                                    const LoaderConfig* loader = nullptr);
+
+// Every site-packages directory of every interpreter probe_python finds (the same
+// discovery, without reading packages), in discovery order, duplicates (by real path)
+// removed. For other probes and commands that look for pip wheels.
+std::vector<std::string> python_site_packages(const ProbeContext& ctx,
+                                              const ProbeOptions& options = {});
+
+// The C library's version (Linux): the newest GLIBC_2.N version libc.so.6 defines, or the
+// libc-2.N.so file name of older glibc. Not-found on Windows or when no libc.so.6 is found.
+Fact<std::string> probe_glibc(const ProbeContext& ctx, const LoaderConfig& loader);
 
 // --deep: runs every interpreter found (in parallel, each with the timeout) with the
 // probe script embedded in the binary and fills PythonEnv::deep. Never hangs.

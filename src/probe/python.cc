@@ -9,6 +9,7 @@
 #include "binfmt/elf.h"
 #include "binfmt/pe.h"
 #include "probe/probe.h"
+#include "probe/python_gpu.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -45,26 +46,15 @@ std::string normalise_name(std::string_view n) {
 }
 
 bool wanted_package(const std::string& n) {
-  static const std::set<std::string> exact = {"torch",
-                                              "torchvision",
-                                              "torchaudio",
-                                              "tensorflow",
-                                              "tensorflow-gpu",
-                                              "tensorflow-cpu",
-                                              "tensorflow-intel",
-                                              "tf-nightly",
-                                              "jax",
-                                              "jaxlib",
-                                              "paddlepaddle",
-                                              "paddlepaddle-gpu",
-                                              "onnxruntime",
-                                              "onnxruntime-gpu",
-                                              "ctranslate2",
-                                              "cupy",
-                                              "pytorch-triton",
-                                              "triton"};
+  static const std::set<std::string> exact = {
+      "torch", "torchvision", "torchaudio", "tensorflow", "tensorflow-gpu", "tensorflow-cpu",
+      "tensorflow-intel", "tf-nightly", "jax", "jaxlib", "paddlepaddle", "paddlepaddle-gpu",
+      "onnxruntime", "onnxruntime-gpu", "ctranslate2", "cupy", "pytorch-triton", "triton",
+      // compiled torch extensions (ABI checks)
+      "flash-attn", "xformers", "vllm", "torch-scatter", "torch-sparse", "torch-cluster",
+      "torch-spline-conv", "pyg-lib", "detectron2", "mmcv", "apex", "causal-conv1d", "mamba-ssm"};
   return exact.contains(n) || starts_with(n, "nvidia-") || starts_with(n, "cupy-cuda") ||
-         starts_with(n, "jax-cuda") || starts_with(n, "tensorflow-");
+         starts_with(n, "jax-cuda") || starts_with(n, "tensorflow-") || starts_with(n, "tensorrt");
 }
 
 // The string literal assigned to `key` in a Python source file: key = '...' or
@@ -115,6 +105,29 @@ std::optional<std::string> py_dict_value(std::string_view text, std::string_view
   return std::nullopt;
 }
 
+// The quoted strings of a list literal after 'key': ['sm_50', 'compute_80'] -> both.
+std::vector<std::string> py_list_value(std::string_view text, std::string_view key) {
+  std::vector<std::string> out;
+  for (const char q : {'\'', '"'}) {
+    std::string needle = std::string(1, q) + std::string(key) + std::string(1, q);
+    auto p = text.find(needle);
+    if (p == std::string_view::npos) continue;
+    auto open = text.find('[', p);
+    auto close = open == std::string_view::npos ? open : text.find(']', open);
+    if (close == std::string_view::npos) continue;
+    std::string_view list = text.substr(open + 1, close - open - 1);
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (list[i] != '\'' && list[i] != '"') continue;
+      auto end = list.find(list[i], i + 1);
+      if (end == std::string_view::npos) break;
+      out.emplace_back(list.substr(i + 1, end - i - 1));
+      i = end;
+    }
+    break;
+  }
+  return out;
+}
+
 std::string local_tag(const std::string& version) {
   auto p = version.find('+');
   return p == std::string::npos ? std::string() : version.substr(p + 1);
@@ -148,16 +161,26 @@ void replace_all(std::string& s, std::string_view from, std::string_view to) {
 
 class PythonProbe {
  public:
-  PythonProbe(const ProbeContext& ctx, const ProbeOptions& options)
-      : ctx_(ctx), fs_(ctx.fs), options_(options) {}
+  PythonProbe(const ProbeContext& ctx, const ProbeOptions& options, const LoaderConfig* loader)
+      : ctx_(ctx), fs_(ctx.fs), options_(options), loader_(loader) {}
 
   std::vector<PythonEnv> run() {
     for (const auto& c : candidates()) add(c);
     return std::move(envs_);
   }
+  // Interpreters and their site-packages only (no dist-info, framework or library reads).
+  std::vector<PythonEnv> discover() {
+    discovery_only_ = true;
+    return run();
+  }
 
  private:
   bool windows() const { return ctx_.os == Os::windows; }
+  const LoaderConfig& loader() {
+    if (loader_) return *loader_;
+    if (!own_loader_) own_loader_ = read_loader_config(ctx_);
+    return *own_loader_;
+  }
   char sep() const { return windows() ? ';' : ':'; }
 
   std::string interpreter_in(const std::string& prefix) const {
@@ -357,9 +380,18 @@ class PythonProbe {
     e.found_via.push_back(via);
     describe(e);
     find_site_packages(e);
+    if (discovery_only_) {
+      by_prefix_[key] = envs_.size();
+      envs_.push_back(std::move(e));
+      return;
+    }
     read_packages(e);
     frameworks(e);
     cuda_libs(e);
+    read_conda_meta(fs_, e);
+    read_cusparse_needs(fs_, e);
+    find_xla_dirs(ctx_, e);
+    inspect_framework_libraries(ctx_, loader(), e);
     by_prefix_[key] = envs_.size();
     envs_.push_back(std::move(e));
   }
@@ -549,11 +581,26 @@ class PythonProbe {
             if (starts_with(line, "Requires-Dist: ")) {
               std::string req(trim(line.substr(15)));
               if (starts_with(to_lower(req), "nvidia-")) p.requires_nvidia.push_back(req);
+              std::string lreq = to_lower(req);
+              if (starts_with(lreq, "torch") &&
+                  (lreq.size() == 5 ||
+                   std::string_view("=<>!~ ;(").find(lreq[5]) != std::string_view::npos)) {
+                p.requires_torch.push_back(req);
+              }
             }
           }
         }
         if (auto inst = fs_.read_file(path_join(dir, "INSTALLER"), 4096)) {
           p.installer = first_line(*inst);
+        }
+        if (dist) {
+          std::string wheel = path_join(dir, "WHEEL");
+          if (auto w = fs_.read_file(wheel, 65536)) {
+            p.wheel_source = wheel;
+            for (const auto& line : split_lines(*w)) {
+              if (starts_with(line, "Tag: ")) p.wheel_tags.emplace_back(trim(line.substr(5)));
+            }
+          }
         }
         if (auto du = fs_.read_file(path_join(dir, "direct_url.json"), 65536)) {
           if (auto url = py_dict_value(*du, "url")) p.direct_url = *url;
@@ -625,6 +672,10 @@ class PythonProbe {
         if (auto v = py_dict_value(*text, "is_cuda_build")) {
           f.cuda_build = Fact<bool>::known(*v == "True", bi);
         }
+        if (auto v = py_dict_value(*text, "is_tensorrt_build")) {
+          f.tensorrt_build = Fact<bool>::known(*v == "True", bi);
+        }
+        f.cuda_archs = py_list_value(*text, "cuda_compute_capabilities");
       } else if (p->name != "tensorflow-gpu") {
         f.cuda = Fact<std::string>::unknown(FactStatus::not_found, "no build_info.py", bi);
       }
@@ -678,6 +729,12 @@ class PythonProbe {
         }
         if (auto v = py_assignment(*text, "cuda_version"); v && !v->empty() && *v != "False") {
           f.cuda = Fact<std::string>::known(*v, vf);
+          if (!f.cuda_build.ok()) f.cuda_build = Fact<bool>::known(true, vf + " (cuda_version)");
+        } else if (v && *v == "False" && !f.cuda_build.ok()) {
+          f.cuda_build = Fact<bool>::known(false, vf + " (cuda_version = 'False')");
+        }
+        if (auto v = py_assignment(*text, "with_pip_cuda_libraries")) {
+          f.pip_cuda_libraries = *v == "ON";
         }
         if (auto v = py_assignment(*text, "cudnn_version"); v && !v->empty() && *v != "False") {
           f.cudnn = Fact<std::string>::known(*v, vf);
@@ -738,13 +795,18 @@ class PythonProbe {
         {"cudnn", "nvidia-cudnn"},         {"cudart", "nvidia-cuda-runtime"},
         {"cublas", "nvidia-cublas"},       {"cublasLt", "nvidia-cublas"},
         {"nvJitLink", "nvidia-nvjitlink"}, {"nccl", "nvidia-nccl"},
-        {"cusparse", "nvidia-cusparse"}};
+        {"cusparse", "nvidia-cusparse"},   {"cufft", "nvidia-cufft"},
+        {"curand", "nvidia-curand"},       {"nvinfer", "tensorrt"}};
     for (const auto& site : e.site_packages) {
       std::string nv = path_join(site, "nvidia");
-      auto subs = fs_.list_dir(nv);
-      if (!subs) continue;
-      for (const auto& s : *subs) {
-        std::string libdir = path_join(path_join(nv, s.name), windows() ? "bin" : "lib");
+      std::vector<std::string> libdirs;
+      if (auto subs = fs_.list_dir(nv)) {
+        for (const auto& s : *subs) {
+          libdirs.push_back(path_join(path_join(nv, s.name), windows() ? "bin" : "lib"));
+        }
+      }
+      libdirs.push_back(path_join(site, "tensorrt_libs"));  // the tensorrt-libs wheel
+      for (const auto& libdir : libdirs) {
         auto files = fs_.list_dir(libdir);
         if (!files) continue;
         for (const auto& file : *files) {
@@ -758,7 +820,7 @@ class PythonProbe {
             c.major = static_cast<int>(parse_int(rest).value_or(0));
             c.path = path_join(libdir, file.name);
             for (const auto& p : e.packages) {
-              if (starts_with(p.name, pkg_prefix + "-cu")) {
+              if (starts_with(p.name, pkg_prefix + "-cu") || p.name == pkg_prefix) {
                 c.package = p.name;
                 c.version = p.version;
               }
@@ -773,16 +835,32 @@ class PythonProbe {
   const ProbeContext& ctx_;
   const FileSystem& fs_;
   const ProbeOptions& options_;
+  const LoaderConfig* loader_;
+  std::optional<LoaderConfig> own_loader_;
   std::vector<PythonEnv> envs_;
   std::map<std::string, size_t> by_prefix_;
   std::string venv_home_;
   bool venv_system_site_ = false;
+  bool discovery_only_ = false;
 };
 
 }  // namespace
 
-std::vector<PythonEnv> probe_python(const ProbeContext& ctx, const ProbeOptions& options) {
-  return PythonProbe(ctx, options).run();
+std::vector<PythonEnv> probe_python(const ProbeContext& ctx, const ProbeOptions& options,
+                                    const LoaderConfig* loader) {
+  return PythonProbe(ctx, options, loader).run();
+}
+
+std::vector<std::string> python_site_packages(const ProbeContext& ctx,
+                                              const ProbeOptions& options) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const auto& e : PythonProbe(ctx, options, nullptr).discover()) {
+    for (const auto& d : e.site_packages) {
+      if (seen.insert(ctx.fs.real_path(d).value_or(d)).second) out.push_back(d);
+    }
+  }
+  return out;
 }
 
 }  // namespace dlenv

@@ -42,6 +42,10 @@ def torch_probe(t, r):
         r["cudnn"] = str(t.backends.cudnn.version() or "")
     except BaseException as e:
         r["cudnn"] = ""
+    try:
+        r["cudnn_compiled"] = "%d.%d.%d" % tuple(t._C._cudnn.getCompileVersion())
+    except BaseException:
+        pass
     if r["gpu_available"]:
         try:
             x = t.ones(8, device="cuda")
@@ -161,6 +165,7 @@ DeepProbe run_one(const std::string& interpreter, std::chrono::milliseconds time
       f.cuda = str(x, "cuda");
       f.cudnn = str(x, "cudnn");
       f.gpu_op = str(x, "gpu_op");
+      f.cudnn_compiled = str(x, "cudnn_compiled");
       d.frameworks.push_back(std::move(f));
     }
   }

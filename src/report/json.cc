@@ -67,6 +67,7 @@ json host_json(const HostFacts& h) {
   j["os"] = fact_json(h.os);
   j["distro"] = fact_json(h.distro);
   j["kernel"] = fact_json(h.kernel);
+  j["glibc"] = fact_json(h.glibc);
   j["arch"] = fact_json(h.arch);
   j["hostname"] = fact_json(h.hostname);
   j["container"] = fact_json(h.container);
@@ -195,25 +196,42 @@ json python_json(const std::vector<PythonEnv>& envs) {
     j["site_packages"] = strings_json(e.site_packages);
     json pk = json::array();
     for (const PythonPackage& p : e.packages) {
-      pk.push_back(json{{"name", p.name},
-                        {"version", p.version},
-                        {"installer", p.installer},
-                        {"location", p.location},
-                        {"direct_url", p.direct_url},
-                        {"requires_nvidia", strings_json(p.requires_nvidia)},
-                        {"source", p.source}});
+      json x{{"name", p.name},
+             {"version", p.version},
+             {"installer", p.installer},
+             {"location", p.location},
+             {"direct_url", p.direct_url},
+             {"requires_nvidia", strings_json(p.requires_nvidia)},
+             {"source", p.source}};
+      if (!p.requires_torch.empty()) x["requires_torch"] = strings_json(p.requires_torch);
+      if (!p.wheel_tags.empty()) x["wheel_tags"] = strings_json(p.wheel_tags);
+      pk.push_back(std::move(x));
     }
     j["packages"] = pk;
     json fw = json::array();
     for (const FrameworkFacts& f : e.frameworks) {
-      fw.push_back(json{{"name", f.name},
-                        {"package", f.package},
-                        {"version", f.version},
-                        {"local_tag", f.local_tag},
-                        {"cuda_build", fact_json(f.cuda_build)},
-                        {"cuda", fact_json(f.cuda)},
-                        {"cudnn", fact_json(f.cudnn)},
-                        {"related_packages", strings_json(f.cuda_packages)}});
+      json x{{"name", f.name},
+             {"package", f.package},
+             {"version", f.version},
+             {"local_tag", f.local_tag},
+             {"cuda_build", fact_json(f.cuda_build)},
+             {"cuda", fact_json(f.cuda)},
+             {"cudnn", fact_json(f.cudnn)},
+             {"related_packages", strings_json(f.cuda_packages)}};
+      if (!f.cuda_archs.empty()) x["cuda_archs"] = strings_json(f.cuda_archs);
+      if (!f.gpu_library.empty()) {
+        x["gpu_library"] = f.gpu_library;
+        json needed = json::array();
+        for (const NeededLibrary& n : f.needed) {
+          needed.push_back(json{{"name", n.name},
+                                {"resolved", n.resolved.empty() ? json(nullptr) : json(n.resolved)},
+                                {"version", n.version},
+                                {"via", n.via},
+                                {"wheel_copy", n.wheel_copy}});
+        }
+        x["needed"] = needed;
+      }
+      fw.push_back(std::move(x));
     }
     j["frameworks"] = fw;
     json libs = json::array();
@@ -223,8 +241,25 @@ json python_json(const std::vector<PythonEnv>& envs) {
                           {"path", l.path},
                           {"version", l.version},
                           {"package", l.package}});
+      if (!l.needs_nvjitlink.empty()) libs.back()["needs_nvjitlink"] = l.needs_nvjitlink;
     }
     j["cuda_libraries"] = libs;
+    if (e.kind == "conda") {
+      json conda = json::array();
+      for (const CondaPackage& p : e.conda) {
+        conda.push_back(json{
+            {"name", p.name}, {"version", p.version}, {"build", p.build}, {"source", p.source}});
+      }
+      j["conda_packages"] = conda;
+    }
+    if (!e.xla_dirs.empty()) {
+      json xd = json::array();
+      for (const XlaCudaDir& x : e.xla_dirs) {
+        xd.push_back(
+            json{{"dir", x.dir}, {"via", x.via}, {"libdevice", x.libdevice}, {"ptxas", x.ptxas}});
+      }
+      j["xla_cuda_dirs"] = xd;
+    }
     if (e.deep) {
       json d;
       d["status"] = fact_json(e.deep->status);
@@ -240,6 +275,7 @@ json python_json(const std::vector<PythonEnv>& envs) {
                            {"cuda", f.cuda},
                            {"cudnn", f.cudnn},
                            {"gpu_op", f.gpu_op}});
+        if (!f.cudnn_compiled.empty()) fws.back()["cudnn_compiled"] = f.cudnn_compiled;
       }
       d["frameworks"] = fws;
       d["loaded_libraries"] = strings_json(e.deep->loaded_libraries);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "report/internal.h"
+#include "report/python_loaded.h"
 #include "report/report.h"
 #include "util/strings.h"
 
@@ -338,10 +339,19 @@ std::string framework_line(const FrameworkFacts& f) {
   return s;
 }
 
-void python_section(Writer& w, const std::vector<PythonEnv>& envs) {
+void python_section(Writer& w, const Facts& facts) {
+  const std::vector<PythonEnv>& envs = facts.python;
   w.heading("Python");
   if (envs.empty()) w.line("  no Python interpreter found");
   for (const PythonEnv& e : envs) {
+    // An interpreter with no DL packages: one line.
+    if (e.interpreter.ok() && e.frameworks.empty() && e.cuda_libs.empty() &&
+        (!e.deep || (e.deep->status.ok() && e.deep->frameworks.empty()))) {
+      std::string what = e.version.ok() ? "Python " + *e.version : "Python";
+      if (!e.kind.empty()) what += ", " + e.kind;
+      w.line("  " + clean(*e.interpreter) + " (" + clean(what) + "): no GPU frameworks");
+      continue;
+    }
     w.line("  " + clean(e.interpreter.ok() ? *e.interpreter : e.prefix));
     std::vector<Row> rows;
     if (!e.interpreter.ok()) rows.push_back(fact_row("interpreter", e.interpreter));
@@ -384,7 +394,16 @@ void python_section(Writer& w, const std::vector<PythonEnv>& envs) {
         }
         rows.push_back({"  imported", clean(t), {}});
       }
-      if (!e.deep->loaded_libraries.empty()) {
+      // Loaded vs installed: what the process mapped next to the copies on disk.
+      auto view = loaded_vs_installed(facts, e);
+      for (const auto& v : view) {
+        rows.push_back({"  loaded " + v.name,
+                        clean(v.loaded + (v.version.empty() ? "" : " (" + v.version + ")") +
+                              (v.warning.empty() ? "" : "  ! " + v.warning)),
+                        {}});
+        for (const auto& i : v.installed) rows.push_back({"    installed", clean(i), {}});
+      }
+      if (view.empty() && !e.deep->loaded_libraries.empty()) {
         add_list(rows, "  loaded", e.deep->loaded_libraries, {}, {});
       }
     }
@@ -501,7 +520,7 @@ void facts_sections(Writer& w, const Facts& facts) {
   gpu_section(w, facts);
   toolkit_section(w, facts.toolkits);
   cudnn_section(w, facts.cudnn);
-  python_section(w, facts.python);
+  python_section(w, facts);
   env_section(w, facts.env);
   system_section(w, facts);
   if (w.verbose()) timing_section(w, facts.timing);

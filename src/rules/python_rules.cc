@@ -5,20 +5,17 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "rules/python_common.h"
 #include "rules/rules.h"
 #include "util/strings.h"
 
 namespace dlenv {
-namespace {
-
-using Findings = std::vector<Finding>;
-using Ctx = RuleContext;
-using json = nlohmann::json;
+namespace pyrules {
 
 Evidence ev(std::string fact, std::string source) {
   return {std::move(fact), std::move(source)};
 }
-FixStep step(std::string text, std::string command = {}, const Ctx* c = nullptr) {
+FixStep step(std::string text, std::string command, const Ctx* c) {
   std::string shell = command.empty() ? "" : (c && c->os == Os::windows ? "powershell" : "sh");
   return {std::move(text), std::move(command), shell};
 }
@@ -58,14 +55,6 @@ bool gpu_present(const Facts& f) {
          f.driver.nvml_driver_version.ok();
 }
 
-// The newest CUDA the driver runs, with where that came from.
-struct DriverCuda {
-  Version cuda;
-  std::string source;
-  std::vector<int> minor_compat_majors;
-  bool confirmed = true;
-  Version driver;
-};
 std::optional<DriverCuda> driver_cuda(const Ctx& c) {
   auto dv = c.f.driver.version();
   if (!dv) return std::nullopt;
@@ -86,6 +75,19 @@ std::optional<DriverCuda> driver_cuda(const Ctx& c) {
   if (d.cuda.empty()) return std::nullopt;
   return d;
 }
+
+const FrameworkFacts* fw(const PythonEnv& e, std::string_view name) {
+  for (const auto& f : e.frameworks) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+}  // namespace pyrules
+
+namespace {
+using namespace pyrules;
+using json = nlohmann::json;
 
 // "cu130" -> 13.0, "cu118" -> 11.8.
 std::optional<Version> variant_cuda(std::string_view v) {
@@ -933,6 +935,82 @@ void tf_gpu_libraries(const Ctx& c, Findings& out) {
   }
 }
 
+// The provider library's own dependency list, resolved by the loader model: the exact
+// sonames (DLL names) that are missing, and the wheel copies the loader does not search.
+void ort_provider_needed(const Ctx& c, const PythonEnv& e, const PythonPackage& ort,
+                         const FrameworkFacts& f, Findings& out) {
+  std::vector<const NeededLibrary*> missing;
+  for (const auto& n : f.needed) {
+    if (n.resolved.empty()) missing.push_back(&n);
+  }
+  if (missing.empty()) return;
+  std::vector<std::string> names;
+  std::set<std::string> wheel_dirs;
+  bool all_in_wheels = true;
+  for (const auto* n : missing) {
+    names.push_back(n->name);
+    if (n->wheel_copy.empty()) {
+      all_in_wheels = false;
+    } else {
+      wheel_dirs.insert(path_dirname(n->wheel_copy));
+    }
+  }
+  const bool win = c.os == Os::windows;
+  Finding x =
+      make("ort-cuda-provider-load-failure", Severity::error,
+           "onnxruntime-gpu " + ort.version + " in " + env_name(e) +
+               ": the CUDA provider cannot load, " + join(names, ", ") +
+               (names.size() == 1 ? " is" : " are") + " not found" +
+               (all_in_wheels ? " on the loader path (only in pip wheel directories)" : ""));
+  x.evidence.push_back(pkg_ev(ort));
+  for (const auto& n : f.needed) {
+    if (!n.resolved.empty()) {
+      x.evidence.push_back(ev(f.gpu_library + " needs " + n.name + ": " + n.resolved, n.via));
+    } else if (!n.wheel_copy.empty()) {
+      x.evidence.push_back(
+          ev(f.gpu_library + " needs " + n.name +
+                 ": not on the loader path; a pip wheel copy is at " + n.wheel_copy,
+             win ? "PE imports of " + f.gpu_library : "DT_NEEDED of " + f.gpu_library));
+    } else {
+      x.evidence.push_back(
+          ev(f.gpu_library + " needs " + n.name + ": not found anywhere",
+             win ? "PE imports of " + f.gpu_library : "DT_NEEDED of " + f.gpu_library));
+    }
+  }
+  if (!wheel_dirs.empty()) {
+    std::vector<std::string> dirs(wheel_dirs.begin(), wheel_dirs.end());
+    x.fix.push_back(
+        step("let ONNX Runtime preload the NVIDIA wheels before creating the "
+             "session (onnxruntime >= 1.21), or import torch first",
+             env_name(e) + " -c \"import onnxruntime as ort; ort.preload_dlls(); "
+                           "print(ort.get_available_providers())\"",
+             &c));
+    x.fix.push_back(step("or put the wheel directories on the loader path",
+                         win ? "$env:PATH = \"" + join(dirs, ";") + ";$env:PATH\""
+                             : "export LD_LIBRARY_PATH=" + join(dirs, ":") + ":$LD_LIBRARY_PATH",
+                         &c));
+  }
+  if (!all_in_wheels) {
+    bool cudnn8 = false, cuda11 = false;
+    for (const auto* n : missing) {
+      cudnn8 |=
+          contains(n->name, "cudnn") && (ends_with(n->name, ".so.8") || contains(n->name, "64_8"));
+      cuda11 |= ends_with(n->name, ".so.11") || contains(n->name, "64_11");
+    }
+    if (cudnn8 || cuda11) {
+      x.fix.push_back(
+          step("this onnxruntime-gpu is built for CUDA 11 / cuDNN 8: install those, "
+               "or upgrade to onnxruntime-gpu >= 1.19 (CUDA 12, cuDNN 9)",
+               pip(e) + " install -U \"onnxruntime-gpu[cuda,cudnn]\"", &c));
+    } else {
+      x.fix.push_back(step("install the CUDA and cuDNN wheels it links against",
+                           pip(e) + " install \"onnxruntime-gpu[cuda,cudnn]==" + ort.version + "\"",
+                           &c));
+    }
+  }
+  out.push_back(std::move(x));
+}
+
 void ort_cuda_libraries(const Ctx& c, Findings& out) {
   if (!gpu_present(c.f)) return;
   for (const auto& e : c.f.python) {
@@ -940,6 +1018,10 @@ void ort_cuda_libraries(const Ctx& c, Findings& out) {
     if (!ort) continue;
     auto v = Version::parse(ort->version);
     if (!v) continue;
+    if (const auto* f = fw(e, "onnxruntime"); f && !f->gpu_library.empty() && !f->needed.empty()) {
+      ort_provider_needed(c, e, *ort, *f, out);
+      continue;
+    }
     bool new_ort = !(*v < Version{1, 19});
     int cuda = new_ort ? 12 : 11;
     int cudnn = new_ort ? 9 : 8;
@@ -984,6 +1066,20 @@ const Signature kSignatures[] = {
     {"no kernel image is available", "no-kernel-image-new-gpu"},
     {"is not compatible with the current pytorch installation", "no-kernel-image-new-gpu"},
     {"the nvidia driver on your system is too old", "torch-driver-too-old"},
+    {"cudnn version incompatibility", "torch-cudnn-runtime-older-than-build"},
+    {"loaded runtime cudnn library", "jax-cudnn-version-mismatch"},
+    {"__nvjitlink", "nvjitlink-older-than-cusparse"},
+    {"libcudnn.so.8: cannot open", "libcudnn8-not-found"},
+    {"could not find cuda drivers", "tf-could-not-find-cuda-drivers"},
+    {"cudnn failed to initialize", "tf-cudnn-failed-to-initialize"},
+    {"failed to get convolution algorithm", "tf-cudnn-failed-to-initialize"},
+    {"could not find tensorrt", "tf-trt-not-found"},
+    {"not built with cuda kernel binaries compatible", "tf-ptx-jit-new-arch"},
+    {"libdevice not found", "xla-libdevice-ptxas-not-found"},
+    {"can't find libdevice", "xla-libdevice-ptxas-not-found"},
+    {"third-party dynamic library (cudnn", "win-paddle-third-party-dso"},
+    {"undefined symbol: _zn3c10", "prebuilt-extension-abi-mismatch"},
+    {"glibc_2.", "glibc-too-old-for-wheel"},
     {"undefined symbol", "pip-cudnn-vs-system-cudnn-symbols"},
     {"libcudnn_ops_infer.so.8", "ctranslate2-cudnn8-vs-9"},
     {"could not load dynamic library", "tf-cannot-dlopen-gpu-libraries"},
@@ -1083,72 +1179,78 @@ void deep_results(const Ctx& c, Findings& out) {
 }  // namespace
 
 const std::vector<Rule>& python_rules() {
-  static const std::vector<Rule> table = {
-      {{"torch-cpu-build-installed", "python", Severity::error, "", "", ""}, torch_cpu_build},
-      {{"pip-replaced-cuda-torch-with-pypi-build", "python", Severity::error, "", "", ""},
-       torch_companions_mixed},
-      {{"torch-driver-too-old", "python", Severity::error, "", "", ""}, torch_driver_too_old},
-      {{"no-kernel-image-new-gpu", "python", Severity::error, "", "", ""}, torch_gpu_arch},
-      {{"gpu-too-old-for-wheel", "python", Severity::error, "", "", ""}, nullptr},
-      {{"python-version-unsupported-by-framework", "python", Severity::warning,
-        "The Python version is outside the range the installed framework supports",
-        "Framework wheels are built for a range of Python versions (torch 2.11: 3.10-3.14). "
-        "An environment with a Python outside the range either cannot install that release "
-        "(pip picks an old one, or a CPU-only or source build) or runs a package that was never "
-        "tested with it.",
-        "Create the environment with a Python inside the framework's range, or install a "
-        "framework release that supports this Python."},
-       python_version_unsupported},
-      {{"tensorflow-gpu-package-removed", "python", Severity::warning, "", "", ""}, tf_gpu_package},
-      {{"jax-cpu-only-jaxlib", "python", Severity::error, "", "", ""}, jax_cpu_only},
-      {{"jax-ld-library-path-overrides-wheels", "python", Severity::warning, "", "", ""},
-       jax_ld_library_path},
-      {{"paddle-cpu-package-installed", "python", Severity::error, "", "", ""}, paddle_cpu},
-      {{"ort-cpu-and-gpu-packages-coexist", "python", Severity::error, "", "", ""}, ort_both},
-      {{"cupy-multiple-packages", "python", Severity::error, "", "", ""}, cupy_multiple},
-      {{"cupy-cuda-major-mismatch", "python", Severity::error, "", "", ""}, cupy_major},
-      {{"ctranslate2-cudnn8-vs-9", "python", Severity::error, "", "", ""}, ctranslate2_cudnn},
-      {{"pip-cudnn-vs-system-cudnn-symbols", "python", Severity::error, "", "", ""},
-       pip_vs_system_cudnn},
-      {{"ide-interpreter-differs-from-shell", "python", Severity::warning,
-        "The IDE runs a different Python than the shell, and only one has a GPU build",
-        "PyCharm and VS Code run the interpreter configured for the project (PyCharm: the SDK "
-        "named in .idea/misc.xml; VS Code: python.defaultInterpreterPath or the interpreter "
-        "picked in the UI), not the python on the shell's PATH. When only one of the two "
-        "environments has a CUDA build of the framework, the code works in one and reports "
-        "cuda available: False in the other.",
-        "Select the interpreter with the GPU build in the IDE (or install the GPU build into "
-        "the environment the IDE uses)."},
-       ide_vs_shell},
-      {{"win-32bit-python-no-torch", "python", Severity::error, "", "", ""}, win_32bit_python},
-      {{"win-tf-gpu-after-2.10", "python", Severity::error, "", "", ""}, win_tf_after_210},
-      {{"tf-cannot-dlopen-gpu-libraries", "python", Severity::error, "", "", ""}, tf_gpu_libraries},
-      {{"ort-cuda-provider-load-failure", "python", Severity::warning, "", "", ""},
-       ort_cuda_libraries},
-      {{"python-framework-gpu-unavailable", "python", Severity::error,
-        "A framework imported with --deep cannot use the GPU",
-        "dlenv --deep imported the framework in that environment and it reported no usable GPU "
-        "(or failed to import, or a tiny GPU operation failed) with an error text that matches "
-        "no known failure signature. The evidence holds the text and the CUDA libraries the "
-        "process had loaded.",
-        "Read the error text in the evidence; `dlenv doctor` without --deep lists the file-based "
-        "findings for the same environment."},
-       deep_results},
-      {{"python-gpu-library-not-loadable", "python", Severity::error,
-        "A framework could not open a CUDA library (cannot open shared object file)",
-        "The framework dlopens a CUDA/cuDNN/cuBLAS library by name and the loader found none: "
-        "the matching NVIDIA pip wheel is not installed, or the library's directory is not on "
-        "the loader path.",
-        "Install the wheel the framework declares (pip install the framework again with its CUDA "
-        "extra) or add the library directory to LD_LIBRARY_PATH."},
-       nullptr},
-      {{"python-deep-probe-failed", "python", Severity::warning,
-        "--deep could not run an interpreter",
-        "The interpreter did not answer within the timeout, crashed, or printed no probe output "
-        "(e.g. Python 2, a broken installation, or a wrapper script).",
-        "Run the interpreter by hand; raise --deep-timeout if imports are slow."},
-       nullptr},
-  };
+  static const std::vector<Rule> table = [] {
+    std::vector<Rule> t = {
+        {{"torch-cpu-build-installed", "python", Severity::error, "", "", ""}, torch_cpu_build},
+        {{"pip-replaced-cuda-torch-with-pypi-build", "python", Severity::error, "", "", ""},
+         torch_companions_mixed},
+        {{"torch-driver-too-old", "python", Severity::error, "", "", ""}, torch_driver_too_old},
+        {{"no-kernel-image-new-gpu", "python", Severity::error, "", "", ""}, torch_gpu_arch},
+        {{"gpu-too-old-for-wheel", "python", Severity::error, "", "", ""}, nullptr},
+        {{"python-version-unsupported-by-framework", "python", Severity::warning,
+          "The Python version is outside the range the installed framework supports",
+          "Framework wheels are built for a range of Python versions (torch 2.11: 3.10-3.14). "
+          "An environment with a Python outside the range either cannot install that release "
+          "(pip picks an old one, or a CPU-only or source build) or runs a package that was never "
+          "tested with it.",
+          "Create the environment with a Python inside the framework's range, or install a "
+          "framework release that supports this Python."},
+         python_version_unsupported},
+        {{"tensorflow-gpu-package-removed", "python", Severity::warning, "", "", ""},
+         tf_gpu_package},
+        {{"jax-cpu-only-jaxlib", "python", Severity::error, "", "", ""}, jax_cpu_only},
+        {{"jax-ld-library-path-overrides-wheels", "python", Severity::warning, "", "", ""},
+         jax_ld_library_path},
+        {{"paddle-cpu-package-installed", "python", Severity::error, "", "", ""}, paddle_cpu},
+        {{"ort-cpu-and-gpu-packages-coexist", "python", Severity::error, "", "", ""}, ort_both},
+        {{"cupy-multiple-packages", "python", Severity::error, "", "", ""}, cupy_multiple},
+        {{"cupy-cuda-major-mismatch", "python", Severity::error, "", "", ""}, cupy_major},
+        {{"ctranslate2-cudnn8-vs-9", "python", Severity::error, "", "", ""}, ctranslate2_cudnn},
+        {{"pip-cudnn-vs-system-cudnn-symbols", "python", Severity::error, "", "", ""},
+         pip_vs_system_cudnn},
+        {{"ide-interpreter-differs-from-shell", "python", Severity::warning,
+          "The IDE runs a different Python than the shell, and only one has a GPU build",
+          "PyCharm and VS Code run the interpreter configured for the project (PyCharm: the SDK "
+          "named in .idea/misc.xml; VS Code: python.defaultInterpreterPath or the interpreter "
+          "picked in the UI), not the python on the shell's PATH. When only one of the two "
+          "environments has a CUDA build of the framework, the code works in one and reports "
+          "cuda available: False in the other.",
+          "Select the interpreter with the GPU build in the IDE (or install the GPU build into "
+          "the environment the IDE uses)."},
+         ide_vs_shell},
+        {{"win-32bit-python-no-torch", "python", Severity::error, "", "", ""}, win_32bit_python},
+        {{"win-tf-gpu-after-2.10", "python", Severity::error, "", "", ""}, win_tf_after_210},
+        {{"tf-cannot-dlopen-gpu-libraries", "python", Severity::error, "", "", ""},
+         tf_gpu_libraries},
+        {{"ort-cuda-provider-load-failure", "python", Severity::warning, "", "", ""},
+         ort_cuda_libraries},
+        {{"python-framework-gpu-unavailable", "python", Severity::error,
+          "A framework imported with --deep cannot use the GPU",
+          "dlenv --deep imported the framework in that environment and it reported no usable GPU "
+          "(or failed to import, or a tiny GPU operation failed) with an error text that matches "
+          "no known failure signature. The evidence holds the text and the CUDA libraries the "
+          "process had loaded.",
+          "Read the error text in the evidence; `dlenv doctor` without --deep lists the file-based "
+          "findings for the same environment."},
+         deep_results},
+        {{"python-gpu-library-not-loadable", "python", Severity::error,
+          "A framework could not open a CUDA library (cannot open shared object file)",
+          "The framework dlopens a CUDA/cuDNN/cuBLAS library by name and the loader found none: "
+          "the matching NVIDIA pip wheel is not installed, or the library's directory is not on "
+          "the loader path.",
+          "Install the wheel the framework declares (pip install the framework again with its CUDA "
+          "extra) or add the library directory to LD_LIBRARY_PATH."},
+         nullptr},
+        {{"python-deep-probe-failed", "python", Severity::warning,
+          "--deep could not run an interpreter",
+          "The interpreter did not answer within the timeout, crashed, or printed no probe output "
+          "(e.g. Python 2, a broken installation, or a wrapper script).",
+          "Run the interpreter by hand; raise --deep-timeout if imports are slow."},
+         nullptr},
+    };
+    for (const auto& r : python_rules2()) t.push_back(r);
+    return t;
+  }();
   return table;
 }
 
