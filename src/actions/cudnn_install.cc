@@ -92,7 +92,6 @@ std::vector<ToolkitLocation> find_cuda_toolkits(const ProbeContext& ctx) {
   }
   LoaderConfig loader = read_loader_config(ctx);
   for (const auto& t : probe_toolkits(ctx, loader)) {
-    if (t.pip_assembled) continue;  // a pip wheel tree is not where archives go
     add(t.root, t.is_default_link);
   }
   return out;

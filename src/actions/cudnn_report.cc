@@ -213,7 +213,8 @@ std::string render_cudnn_list_text(const std::vector<CudnnListEntry>& list) {
                           : "cuDNN " + std::to_string(c.major) + " (version unknown)";
     o += fmt::format("{}  cuDNN {}  CUDA {}  {}\n", c.library, ver,
                      c.cuda_major ? std::to_string(*c.cuda_major) : "?", e.complete);
-    if (c.header_version && c.library_version && *c.header_version != *c.library_version) {
+    if (c.header_version && c.library_version &&
+        c.header_version->truncated(3) != c.library_version->truncated(3)) {
       o += fmt::format("  header {} but library {}\n", c.header_version->str(),
                        c.library_version->str());
     }

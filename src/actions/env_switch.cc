@@ -1,0 +1,272 @@
+#include "actions/env_switch.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "actions/cudnn_install.h"
+#include "util/strings.h"
+
+namespace dlenv {
+namespace {
+
+const char* const kBegin =
+    "# >>> dlenv env (written by `dlenv env --persist`; `--undo` removes it) >>>";
+const char* const kEnd = "# <<< dlenv env <<<";
+
+// `text` without the dlenv block (markers included).
+std::string strip_block(const std::string& text, bool* found) {
+  *found = false;
+  size_t b = text.find(kBegin);
+  if (b == std::string::npos) return text;
+  size_t e = text.find(kEnd, b);
+  if (e == std::string::npos) return text;
+  e += std::string_view(kEnd).size();
+  if (e < text.size() && text[e] == '\n') ++e;
+  *found = true;
+  return text.substr(0, b) + text.substr(e);
+}
+
+std::string quote_posix(const std::string& s) {
+  std::string o = "'";
+  for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return o + "'";
+}
+std::string quote_fish(const std::string& s) {
+  std::string o = "'";
+  for (char c : s) {
+    if (c == '\'' || c == '\\') o += '\\';
+    o += c;
+  }
+  return o + "'";
+}
+std::string quote_pwsh(const std::string& s) {
+  std::string o = "'";
+  for (char c : s) o += c == '\'' ? std::string("''") : std::string(1, c);
+  return o + "'";
+}
+
+}  // namespace
+
+std::optional<Shell> parse_shell(const std::string& name) {
+  if (name == "bash" || name == "sh") return Shell::bash;
+  if (name == "zsh") return Shell::zsh;
+  if (name == "fish") return Shell::fish;
+  if (name == "pwsh" || name == "powershell") return Shell::pwsh;
+  if (name == "cmd") return Shell::cmd;
+  return std::nullopt;
+}
+
+const char* shell_name(Shell shell) {
+  switch (shell) {
+    case Shell::bash: return "bash";
+    case Shell::zsh: return "zsh";
+    case Shell::fish: return "fish";
+    case Shell::pwsh: return "pwsh";
+    case Shell::cmd: return "cmd";
+  }
+  return "bash";
+}
+
+Result<EnvSwitch> plan_env_switch(const ProbeContext& ctx, const Version& cuda) {
+  const FileSystem& fs = ctx.fs;
+  const Os os = ctx.os;
+  auto toolkits = find_cuda_toolkits(ctx);
+  std::optional<ToolkitLocation> chosen;
+  for (const auto& t : toolkits) {
+    if (t.version && t.version->truncated(cuda.parts().size()) == cuda) {
+      if (!chosen || t.is_default) chosen = t;
+    }
+  }
+  if (!chosen) {
+    std::vector<std::string> have;
+    for (const auto& t : toolkits) {
+      have.push_back(display_path(t.root, os) + (t.version ? " (" + t.version->str() + ")" : ""));
+    }
+    return fail(
+        fmt::format("no CUDA {} toolkit found (found: {}); install it from "
+                    "https://developer.nvidia.com/cuda-toolkit-archive",
+                    cuda.str(), have.empty() ? "none" : join(have, ", ")));
+  }
+  EnvSwitch s;
+  s.toolkit = chosen->root;
+  s.version = *chosen->version;
+  const char sep = os == Os::windows ? ';' : ':';
+  // The toolkit an entry lies in (it or what it resolves to), or nullptr.
+  auto owner = [&](const std::string& entry) -> const ToolkitLocation* {
+    std::string logical = logical_toolkit_path(entry, os);
+    std::string real = fs.real_path(logical).value_or(logical);
+    for (const auto& t : toolkits) {
+      for (const auto& r : {t.root, t.real}) {
+        if (logical == r || starts_with(logical, r + "/") || real == r ||
+            starts_with(real, r + "/")) {
+          return &t;
+        }
+      }
+    }
+    return nullptr;
+  };
+  auto rebuild = [&](const char* var, std::vector<std::string> first) {
+    std::vector<std::string> out = first;
+    if (auto v = ctx.env.get(var)) {
+      for (const auto& e : split_path_list(*v, sep)) {
+        if (const ToolkitLocation* t = owner(e)) {
+          if (std::find(first.begin(), first.end(), e) != first.end()) continue;
+          s.removed.push_back(t->real == chosen->real
+                                  ? e + " (this toolkit under another name; its entry is first now)"
+                                  : e + " (CUDA " + (t->version ? t->version->str() : "?") +
+                                        " at " + display_path(t->root, os) + ")");
+        } else if (std::find(out.begin(), out.end(), e) == out.end()) {
+          out.push_back(e);
+        }
+      }
+    }
+    return out;
+  };
+  const std::string tk = chosen->root;
+  std::vector<std::string> bins = {display_path(path_join(tk, "bin"), os)};
+  if (os == Os::windows && fs.is_dir(path_join(tk, "bin/x64"))) {
+    bins.push_back(display_path(path_join(tk, "bin/x64"), os));  // CUDA 13 DLLs
+  }
+  s.path = rebuild("PATH", bins);
+  if (os == Os::linux) {
+    std::string lib = "lib64";
+    for (const char* d : {"lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"}) {
+      if (fs.is_dir(path_join(tk, d))) {
+        lib = d;
+        break;
+      }
+    }
+    s.ld_library_path = rebuild("LD_LIBRARY_PATH", {path_join(tk, lib)});
+  }
+  const std::string shown = display_path(tk, os);
+  s.set["CUDA_HOME"] = shown;
+  s.set["CUDA_PATH"] = shown;
+  if (fs.exists(path_join(tk, "include/cudnn_version.h"))) {
+    s.set["CUDNN_HOME"] = shown;
+  } else {
+    s.unset.push_back("CUDNN_HOME");
+    s.notes.push_back("no cuDNN inside " + shown + ": `dlenv cudnn install ARCHIVE --cuda " +
+                      s.version.truncated(2).str() + "` puts one there");
+  }
+  if (!fs.exists(path_join(tk, os == Os::windows ? "bin/nvcc.exe" : "bin/nvcc"))) {
+    s.notes.push_back(shown + " has no nvcc: it is a run-time-only toolkit");
+  }
+  return s;
+}
+
+std::string render_env_commands(const EnvSwitch& s, Shell shell, Os os) {
+  const std::string sep = os == Os::windows ? ";" : ":";
+  std::vector<std::pair<std::string, std::string>> vars;
+  vars.emplace_back("PATH", join(s.path, sep));
+  if (!s.ld_library_path.empty())
+    vars.emplace_back("LD_LIBRARY_PATH", join(s.ld_library_path, sep));
+  for (const auto& [k, v] : s.set) vars.emplace_back(k, v);
+  std::string o;
+  for (const auto& [k, v] : vars) {
+    switch (shell) {
+      case Shell::bash:
+      case Shell::zsh: o += "export " + k + "=" + quote_posix(v) + "\n"; break;
+      case Shell::fish:
+        if (k == "PATH") {
+          o += "set -gx PATH";
+          for (const auto& p : s.path) o += " " + quote_fish(p);
+          o += "\n";
+        } else {
+          o += "set -gx " + k + " " + quote_fish(v) + "\n";
+        }
+        break;
+      case Shell::pwsh: o += "$env:" + k + " = " + quote_pwsh(v) + "\n"; break;
+      case Shell::cmd: o += "set \"" + k + "=" + v + "\"\n"; break;
+    }
+  }
+  for (const auto& k : s.unset) {
+    switch (shell) {
+      case Shell::bash:
+      case Shell::zsh: o += "unset " + k + "\n"; break;
+      case Shell::fish: o += "set -e " + k + "\n"; break;
+      case Shell::pwsh: o += "Remove-Item Env:" + k + " -ErrorAction SilentlyContinue\n"; break;
+      case Shell::cmd: o += "set " + k + "=\n"; break;
+    }
+  }
+  return o;
+}
+
+Result<PersistResult> persist_env_block(const FileSystem& fs, FileWriter& w,
+                                        const std::string& file, const std::string& commands) {
+  PersistResult r;
+  r.file = file;
+  const std::string block = std::string(kBegin) + "\n" + commands + kEnd + "\n";
+  const std::string backup = file + ".dlenv-backup";
+  const std::string old = file + ".dlenv-old";
+  Transaction tx(w);
+  auto st = fs.stat(file);
+  if (st && st->type != FileType::regular) return fail(file + " is not a regular file");
+  if (st) {
+    auto text = fs.read_file(file);
+    if (!text) return std::unexpected(text.error());
+    bool found = false;
+    std::string rest = strip_block(*text, &found);
+    if (!rest.empty() && rest.back() != '\n') rest += '\n';
+    if (!fs.exists(backup)) {
+      if (auto x = tx.rename(file, backup); !x) return std::unexpected(x.error());
+      r.backup = backup;
+    } else {
+      r.backup = backup;  // the original from the first persist stays the one undo restores
+      if (auto x = tx.rename(file, old); !x) return std::unexpected(x.error());
+      tx.remove_on_commit(old);
+    }
+    if (auto x = tx.write_new_file(file, rest + block, st->mode & 07777); !x) {
+      return std::unexpected(x.error());
+    }
+    r.what = found ? "replaced the dlenv block in" : "added a dlenv block to";
+  } else {
+    auto made =
+        tx.make_dirs(path_dirname(file), [&](const std::string& p) { return fs.exists(p); });
+    if (!made) return std::unexpected(made.error());
+    if (auto x = tx.write_new_file(file, block, 0644); !x) return std::unexpected(x.error());
+    r.what = "wrote";
+  }
+  for (const auto& p : tx.commit()) r.what += " (could not delete " + p + ")";
+  return r;
+}
+
+Result<PersistResult> undo_persist_env_block(const FileSystem& fs, FileWriter& w,
+                                             const std::string& file) {
+  PersistResult r;
+  r.file = file;
+  const std::string backup = file + ".dlenv-backup";
+  const std::string old = file + ".dlenv-old";
+  Transaction tx(w);
+  if (fs.exists(backup)) {
+    if (fs.exists(file)) {
+      if (auto x = tx.rename(file, old); !x) return std::unexpected(x.error());
+      tx.remove_on_commit(old);
+    }
+    if (auto x = tx.rename(backup, file); !x) return std::unexpected(x.error());
+    r.what = "restored";
+    r.backup = backup;
+  } else {
+    auto text = fs.read_file(file);
+    if (!text) return fail(file + ": nothing to undo (no dlenv block and no backup)");
+    bool found = false;
+    std::string rest = strip_block(*text, &found);
+    if (!found)
+      return fail(file + " has no dlenv block and there is no " + backup + ": nothing to undo");
+    auto st = fs.stat(file);
+    if (auto x = tx.rename(file, old); !x) return std::unexpected(x.error());
+    tx.remove_on_commit(old);
+    if (rest.empty()) {
+      r.what = "removed";  // dlenv created it
+    } else {
+      if (auto x = tx.write_new_file(file, rest, st ? st->mode & 07777 : 0644); !x) {
+        return std::unexpected(x.error());
+      }
+      r.what = "removed the dlenv block from";
+    }
+  }
+  for (const auto& p : tx.commit()) r.what += " (could not delete " + p + ")";
+  return r;
+}
+
+}  // namespace dlenv

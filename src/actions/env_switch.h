@@ -1,0 +1,67 @@
+// `dlenv env --cuda X.Y`: the settings that make one of several CUDA toolkits
+// the active one -- PATH and LD_LIBRARY_PATH with every other toolkit's entries
+// removed and this one's first, CUDA_HOME / CUDA_PATH, CUDNN_HOME -- printed as
+// commands for one shell, or persisted (a marked block in a profile file the user
+// names, with a backup and an exact undo; on Windows the user environment in
+// HKCU\Environment through UserEnvironmentStore).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actions/file_writer.h"
+#include "probe/probe.h"
+
+namespace dlenv {
+
+enum class Shell { bash, zsh, fish, pwsh, cmd };
+std::optional<Shell> parse_shell(const std::string& name);
+const char* shell_name(Shell shell);
+
+struct EnvSwitch {
+  std::string toolkit;  // logical root
+  Version version;
+  std::vector<std::string> path;             // the new PATH, in order
+  std::vector<std::string> ld_library_path;  // the new LD_LIBRARY_PATH (Linux)
+  std::vector<std::string> removed;          // entries dropped: they belong to other toolkits
+  std::map<std::string, std::string> set;    // CUDA_HOME, CUDA_PATH, CUDNN_HOME
+  std::vector<std::string> unset;            // CUDNN_HOME when this toolkit has no cuDNN
+  std::vector<std::string> notes;
+};
+
+// Error (listing the toolkits found) when no toolkit has version `cuda` (X.Y or X).
+Result<EnvSwitch> plan_env_switch(const ProbeContext& ctx, const Version& cuda);
+
+// The commands, one per line, for eval / Invoke-Expression.
+std::string render_env_commands(const EnvSwitch& s, Shell shell, Os os);
+
+// Persisting: the commands in a block between marker lines in `file` (logical path).
+// The first time an existing file is changed it is copied to `file`.dlenv-backup;
+// undo puts that copy back exactly (or removes a file persist created).
+struct PersistResult {
+  std::string file;
+  std::string backup;  // "" when the file did not exist before
+  std::string what;    // "wrote", "replaced the dlenv block in", "restored", "removed"
+};
+Result<PersistResult> persist_env_block(const FileSystem& fs, FileWriter& writer,
+                                        const std::string& file, const std::string& commands);
+Result<PersistResult> undo_persist_env_block(const FileSystem& fs, FileWriter& writer,
+                                             const std::string& file);
+
+// The per-user environment of Windows (HKCU\Environment + WM_SETTINGCHANGE).
+// env_store_win32.cc implements it; elsewhere every call fails saying so.
+class UserEnvironmentStore {
+ public:
+  virtual ~UserEnvironmentStore() = default;
+  virtual Result<std::optional<std::string>> get(const std::string& name) const = 0;
+  virtual Result<void> set(const std::string& name, const std::string& value) = 0;
+  virtual Result<void> remove(const std::string& name) = 0;
+  // Tells running programs (Explorer, new shells) that the environment changed.
+  virtual Result<void> broadcast_change() = 0;
+};
+std::unique_ptr<UserEnvironmentStore> make_user_environment_store();
+
+}  // namespace dlenv

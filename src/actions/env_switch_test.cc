@@ -1,0 +1,166 @@
+#include "actions/env_switch.h"
+
+#include <gtest/gtest.h>
+
+#include "actions/cudnn_test_support.h"
+#include "platform/env.h"
+#include "platform/filesystem.h"
+
+namespace dlenv {
+namespace {
+
+using testing::TempDir;
+namespace sfs = std::filesystem;
+
+std::shared_ptr<const Kb> kb() {
+  static auto k = Kb::load_embedded();
+  return *k;
+}
+
+// Two toolkits (12.4 with cuDNN, 13.0 without) and /usr/local/cuda -> cuda-13.0.
+struct TwoToolkits {
+  TempDir root{"envroot"};
+  std::unique_ptr<FileSystem> fs;
+  TwoToolkits() {
+    for (auto [dir, ver] :
+         {std::pair{"usr/local/cuda-12.4", "12.4.1"}, {"usr/local/cuda-13.0", "13.0.2"}}) {
+      testing::write_file(root.at(std::string(dir) + "/version.json"),
+                          std::string("{\"cuda\": {\"version\": \"") + ver + "\"}}");
+      testing::write_file(root.at(std::string(dir) + "/bin/nvcc"), "#!/bin/sh\n", 0755);
+      sfs::create_directories(root.at(std::string(dir) + "/lib64"));
+    }
+    testing::write_file(root.at("usr/local/cuda-12.4/include/cudnn_version.h"),
+                        testing::version_header(9, 1, 0));
+    sfs::create_symlink("cuda-13.0", root.at("usr/local/cuda"));
+    fs = make_rooted_filesystem(root.path());
+  }
+};
+
+TEST(EnvSwitch, OtherToolkitsLeavePathAndLdLibraryPath) {
+  TwoToolkits t;
+  auto env =
+      make_map_env({{"PATH", "/usr/local/cuda/bin:/home/me/bin:/usr/local/cuda-13.0/bin:/usr/bin"},
+                    {"LD_LIBRARY_PATH", "/usr/local/cuda-13.0/lib64:/opt/mylib"}});
+  ProbeContext ctx{*t.fs, *env, *kb(), Os::linux, false, "test"};
+  auto s = plan_env_switch(ctx, Version{12, 4});
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->toolkit, "/usr/local/cuda-12.4");
+  EXPECT_EQ(s->path,
+            (std::vector<std::string>{"/usr/local/cuda-12.4/bin", "/home/me/bin", "/usr/bin"}));
+  EXPECT_EQ(s->ld_library_path,
+            (std::vector<std::string>{"/usr/local/cuda-12.4/lib64", "/opt/mylib"}));
+  EXPECT_EQ(s->removed.size(), 3u);
+  EXPECT_EQ(s->set.at("CUDNN_HOME"), "/usr/local/cuda-12.4");
+  EXPECT_EQ(render_env_commands(*s, Shell::bash, Os::linux),
+            "export PATH='/usr/local/cuda-12.4/bin:/home/me/bin:/usr/bin'\n"
+            "export LD_LIBRARY_PATH='/usr/local/cuda-12.4/lib64:/opt/mylib'\n"
+            "export CUDA_HOME='/usr/local/cuda-12.4'\n"
+            "export CUDA_PATH='/usr/local/cuda-12.4'\n"
+            "export CUDNN_HOME='/usr/local/cuda-12.4'\n");
+  std::string fish = render_env_commands(*s, Shell::fish, Os::linux);
+  EXPECT_NE(fish.find("set -gx PATH '/usr/local/cuda-12.4/bin' '/home/me/bin' '/usr/bin'\n"),
+            std::string::npos)
+      << fish;
+  std::string pwsh = render_env_commands(*s, Shell::pwsh, Os::linux);
+  EXPECT_NE(pwsh.find("$env:CUDA_HOME = '/usr/local/cuda-12.4'\n"), std::string::npos) << pwsh;
+  std::string cmd = render_env_commands(*s, Shell::cmd, Os::linux);
+  EXPECT_NE(cmd.find("set \"CUDA_PATH=/usr/local/cuda-12.4\"\n"), std::string::npos) << cmd;
+  // 13.0 has no cuDNN: CUDNN_HOME is unset, in every shell's words.
+  auto s13 = plan_env_switch(ctx, Version{13, 0});
+  ASSERT_TRUE(s13);
+  EXPECT_EQ(s13->unset, std::vector<std::string>{"CUDNN_HOME"});
+  EXPECT_NE(render_env_commands(*s13, Shell::zsh, Os::linux).find("unset CUDNN_HOME\n"),
+            std::string::npos);
+  EXPECT_NE(render_env_commands(*s13, Shell::fish, Os::linux).find("set -e CUDNN_HOME\n"),
+            std::string::npos);
+  auto none = plan_env_switch(ctx, Version{11, 8});
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("no CUDA 11.8 toolkit found"), std::string::npos);
+  EXPECT_NE(none.error().message.find("/usr/local/cuda-12.4 (12.4.1)"), std::string::npos);
+}
+
+TEST(EnvSwitch, QuotesSurviveTheShells) {
+  EnvSwitch s;
+  s.path = {"/opt/it's here/bin"};
+  s.set["CUDA_HOME"] = "/opt/it's here";
+  EXPECT_EQ(render_env_commands(s, Shell::bash, Os::linux),
+            "export PATH='/opt/it'\\''s here/bin'\nexport CUDA_HOME='/opt/it'\\''s here'\n");
+  EXPECT_NE(
+      render_env_commands(s, Shell::pwsh, Os::linux).find("$env:PATH = '/opt/it''s here/bin'"),
+      std::string::npos);
+  EXPECT_NE(render_env_commands(s, Shell::fish, Os::linux).find("'/opt/it\\'s here/bin'"),
+            std::string::npos);
+}
+
+TEST(EnvSwitch, WindowsPathsAndSeparators) {
+  TempDir root("envwin");
+  const std::string tk = "Program Files/NVIDIA GPU Computing Toolkit/CUDA/v12.4";
+  testing::write_file(root.at(tk + "/version.json"), "{\"cuda\": {\"version\": \"12.4.1\"}}");
+  testing::write_file(root.at(tk + "/bin/nvcc.exe"), "MZ");
+  testing::write_file(root.at("Program Files/NVIDIA GPU Computing Toolkit/CUDA/v11.8/version.json"),
+                      "{\"cuda\": {\"version\": \"11.8.0\"}}");
+  auto fs = make_rooted_filesystem(root.path());
+  auto env = make_map_env({{"PATH",
+                            "C:\\Program Files\\NVIDIA GPU Computing "
+                            "Toolkit\\CUDA\\v11.8\\bin;C:\\Windows\\system32"}});
+  ProbeContext ctx{*fs, *env, *kb(), Os::windows, false, "test"};
+  auto s = plan_env_switch(ctx, Version{12, 4});
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(render_env_commands(*s, Shell::pwsh, Os::windows),
+            "$env:PATH = 'C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4\\bin;"
+            "C:\\Windows\\system32'\n"
+            "$env:CUDA_HOME = 'C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4'\n"
+            "$env:CUDA_PATH = 'C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4'\n"
+            "Remove-Item Env:CUDNN_HOME -ErrorAction SilentlyContinue\n");
+}
+
+TEST(EnvPersist, BlockBackupAndExactUndo) {
+  TempDir root("persist");
+  const std::string original = "# my bashrc\nalias ll='ls -l'\n";
+  testing::write_file(root.at("home/me/.bashrc"), original, 0600);
+  auto fs = make_rooted_filesystem(root.path());
+  auto w = make_file_writer(root.path());
+  auto r = persist_env_block(*fs, *w, "/home/me/.bashrc", "export CUDA_HOME='/a'\n");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->backup, "/home/me/.bashrc.dlenv-backup");
+  std::string text = testing::read_host_file(root.at("home/me/.bashrc"));
+  EXPECT_EQ(text.substr(0, original.size()), original);
+  EXPECT_NE(text.find("export CUDA_HOME='/a'\n# <<< dlenv env <<<\n"), std::string::npos) << text;
+  EXPECT_EQ(sfs::status(root.at("home/me/.bashrc")).permissions(), sfs::perms(0600));
+  // A second persist replaces the block (one block, the backup stays the original).
+  ASSERT_TRUE(persist_env_block(*fs, *w, "/home/me/.bashrc", "export CUDA_HOME='/b'\n"));
+  text = testing::read_host_file(root.at("home/me/.bashrc"));
+  EXPECT_EQ(text.find("'/a'"), std::string::npos);
+  EXPECT_EQ(text.find("# >>> dlenv env"), text.rfind("# >>> dlenv env"));
+  EXPECT_EQ(testing::read_host_file(root.at("home/me/.bashrc.dlenv-backup")), original);
+  auto u = undo_persist_env_block(*fs, *w, "/home/me/.bashrc");
+  ASSERT_TRUE(u) << u.error().message;
+  EXPECT_EQ(u->what, "restored");
+  EXPECT_EQ(testing::read_host_file(root.at("home/me/.bashrc")), original);
+  EXPECT_FALSE(sfs::exists(root.at("home/me/.bashrc.dlenv-backup")));
+  EXPECT_FALSE(sfs::exists(root.at("home/me/.bashrc.dlenv-old")));
+  EXPECT_FALSE(undo_persist_env_block(*fs, *w, "/home/me/.bashrc"));
+}
+
+TEST(EnvPersist, AFileItCreatedIsRemovedByUndo) {
+  TempDir root("persist2");
+  auto fs = make_rooted_filesystem(root.path());
+  auto w = make_file_writer(root.path());
+  auto r = persist_env_block(*fs, *w, "/conf.d/dlenv.fish", "set -gx CUDA_HOME '/a'\n");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->what, "wrote");
+  auto u = undo_persist_env_block(*fs, *w, "/conf.d/dlenv.fish");
+  ASSERT_TRUE(u) << u.error().message;
+  EXPECT_EQ(u->what, "removed");
+  EXPECT_FALSE(sfs::exists(root.at("conf.d/dlenv.fish")));
+}
+
+TEST(UserEnvironmentStore, SaysItIsWindowsOnlyHere) {
+  auto store = make_user_environment_store();
+  auto r = store->set("CUDA_PATH", "x");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("only on Windows"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dlenv

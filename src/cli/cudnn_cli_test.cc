@@ -1,0 +1,113 @@
+// `dlenv cudnn ...` and `dlenv env` end to end, in-process, under --root.
+#include <gtest/gtest.h>
+
+#include "actions/cudnn_test_support.h"
+#include "cli/cli_test_support.h"
+
+namespace dlenv {
+namespace {
+
+using testing::ArchiveFormat;
+using testing::run_cli;
+using testing::TempDir;
+namespace sfs = std::filesystem;
+
+struct Toolkit {
+  TempDir root{"clitk"};
+  TempDir dl{"clidl"};
+  std::string archive;
+  Toolkit() {
+    testing::write_file(root.at("usr/local/cuda-12.4/version.json"),
+                        "{\"cuda\": {\"version\": \"12.4.1\"}}");
+    testing::write_file(root.at("usr/local/cuda-12.4/bin/nvcc"), "", 0755);
+    testing::write_file(root.at("usr/local/cuda-12.4/include/cuda.h"), "");
+    sfs::create_directories(root.at("usr/local/cuda-12.4/lib64"));
+    const std::string name = "cudnn-linux-x86_64-9.1.0.70_cuda12-archive";
+    archive = dl.at(name + ".tar.xz");
+    testing::write_archive(archive, ArchiveFormat::tar_xz,
+                           testing::fake_cudnn9_linux(name, 1, 0, 12));
+  }
+};
+
+TEST(CudnnCli, InspectTextAndJson) {
+  Toolkit t;
+  auto r = run_cli({"cudnn", "inspect", t.archive});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("version:    9.1.0.70"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("CUDA major: 12"), std::string::npos);
+  EXPECT_NE(r.out.find("result: complete"), std::string::npos);
+  r = run_cli({"cudnn", "inspect", t.archive, "--json"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("\"schema\": \"dlenv.cudnn-inspect/1\""), std::string::npos);
+  r = run_cli({"cudnn", "inspect", t.dl.at("missing.tar.xz")});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("no such file"), std::string::npos) << r.err;
+}
+
+TEST(CudnnCli, DryRunInstallUninstallListAndEnv) {
+  Toolkit t;
+  auto before = testing::snapshot(t.root.path());
+  auto r = run_cli({"cudnn", "install", t.archive, "--root", t.root.path(), "--dry-run"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(
+      r.out.find("into toolkit /usr/local/cuda-12.4 (CUDA 12.4.1; the only CUDA 12 toolkit found)"),
+      std::string::npos)
+      << r.out;
+  EXPECT_NE(
+      r.out.find("add     /usr/local/cuda-12.4/lib64/libcudnn.so.9  [link -> libcudnn.so.9.1.0]"),
+      std::string::npos);
+  EXPECT_NE(r.out.find("dry run: nothing was changed."), std::string::npos);
+  EXPECT_EQ(testing::snapshot(t.root.path()), before);
+  // Not confirmed (no TTY, no --yes): nothing happens.
+  r = run_cli({"cudnn", "install", t.archive, "--root", t.root.path()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("re-run with --yes"), std::string::npos);
+  EXPECT_EQ(testing::snapshot(t.root.path()), before);
+
+  r = run_cli({"cudnn", "install", t.archive, "--root", t.root.path(), "--yes"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("installed."), std::string::npos);
+  EXPECT_NE(r.out.find("is not in /etc/ld.so.conf"), std::string::npos) << r.out;
+
+  r = run_cli({"cudnn", "list", "--root", t.root.path()});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("/usr/local/cuda-12.4/lib64/libcudnn.so.9  cuDNN 9.1.0  CUDA 12  complete"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("installed by dlenv: /usr/local/cuda-12.4/.dlenv/cudnn-9.1.0.70.json"),
+            std::string::npos);
+
+  r = run_cli({"env", "--cuda", "12.4", "--shell", "bash", "--root", t.root.path()});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("export CUDNN_HOME='/usr/local/cuda-12.4'"), std::string::npos) << r.out;
+
+  r = run_cli({"cudnn", "uninstall", "9.1.0.70", "--root", t.root.path(), "--json"});
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("\"removed\": true"), std::string::npos);
+  EXPECT_EQ(testing::snapshot(t.root.path()), before);
+  r = run_cli({"cudnn", "uninstall", "9.1.0.70", "--root", t.root.path()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("no dlenv install of cuDNN 9.1.0.70"), std::string::npos) << r.out;
+}
+
+TEST(EnvCli, PersistNeedsAFileAndUndoes) {
+  Toolkit t;
+  auto r = run_cli({"env", "--cuda", "12.4", "--persist", "--root", t.root.path()});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--persist-file"), std::string::npos) << r.err;
+  testing::write_file(t.root.at("home/me/.bashrc"), "# mine\n");
+  r = run_cli({"env", "--cuda", "12.4", "--persist", "--persist-file", "/home/me/.bashrc",
+               "--shell", "bash", "--root", t.root.path()});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(testing::read_host_file(t.root.at("home/me/.bashrc")).find("export CUDA_HOME"),
+            std::string::npos);
+  r = run_cli({"env", "--undo", "--persist-file", "/home/me/.bashrc", "--root", t.root.path()});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(testing::read_host_file(t.root.at("home/me/.bashrc")), "# mine\n");
+  r = run_cli({"env", "--cuda", "10.2", "--root", t.root.path()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("no CUDA 10.2 toolkit found"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dlenv

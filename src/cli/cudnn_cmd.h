@@ -1,0 +1,43 @@
+// `dlenv cudnn inspect|install|uninstall|list` (and, in env_cmd.h, `dlenv env`): each
+// adds its subcommand to the CLI11 app and returns the function that runs it when the
+// user chose it (nullopt otherwise), so cli.cc registers each with one line.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "kb/kb.h"
+#include "platform/env.h"
+#include "platform/filesystem.h"
+
+namespace dlenv {
+
+using CommandRunner = std::function<std::optional<int>()>;
+
+CommandRunner add_cudnn_command(CLI::App& app, std::ostream& out, std::ostream& err);
+
+// --root / --os / --env-file / --kb as every system-reading command takes them.
+struct ActionCommonOptions {
+  std::string root;
+  std::string os;
+  std::string env_file;
+  std::string kb_dir;
+  bool json = false;
+};
+void add_action_common(CLI::App* app, ActionCommonOptions& o);
+
+struct ActionSetup {
+  std::unique_ptr<FileSystem> fs;
+  std::unique_ptr<Env> env;
+  std::shared_ptr<const Kb> kb;
+  Os os = Os::linux;
+  bool live = true;  // false under --root or for another OS
+  std::string root;  // "" for the real system
+};
+Result<ActionSetup> make_action_setup(const ActionCommonOptions& o);
+
+}  // namespace dlenv
