@@ -6,7 +6,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/cudnn_cmd.h"
 #include "cli/deps.h"
+#include "cli/env_cmd.h"
 #include "cli/plan_cmd.h"
 #include "cli/plan_link.h"
 #include "cli/verify_cmd.h"
@@ -298,6 +300,8 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
       ->type_name("OS");
   load->add_option("--error-code", load_o.error_code, "Windows: the LoadLibrary error to explain")
       ->type_name("N");
+  auto run_cudnn = add_cudnn_command(app, out, err);
+  auto run_env = add_env_command(app, out, err);
 
   try {
     app.parse(argc, argv);
@@ -320,6 +324,8 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   }
 
   try {
+    if (auto rc = run_cudnn()) return *rc;
+    if (auto rc = run_env()) return *rc;
     if (*deps) return run_deps(deps_o, out, err);
     if (*load) return run_load(load_o, out, err);
     if (*which) return run_which(which_o, out, err);
