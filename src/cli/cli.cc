@@ -16,6 +16,7 @@
 #include "kb/kb.h"
 #include "platform/env.h"
 #include "platform/filesystem.h"
+#include "platform/registry_file.h"
 #include "probe/probe.h"
 #include "report/report.h"
 #include "rules/rules.h"
@@ -46,6 +47,7 @@ struct DoctorOptions {
   std::string project;              // --project DIR
   bool deep = false;
   int deep_timeout = 60;
+  std::vector<std::string> registry_files;  // --registry-file FILE.reg (repeatable)
 };
 
 struct ToolError {
@@ -124,6 +126,31 @@ void add_common(CLI::App* app, CommonOptions& o) {
       ->type_name("DIR");
 }
 
+// The registry a Windows doctor reads: `reg export` files when given, else this
+// system's own (only on Windows, without --root).
+Result<bool> windows_registry(ProbeContext& ctx, const std::vector<std::string>& files) {
+  if (!files.empty()) {
+    RegistryData all;
+    for (const auto& file : files) {
+      std::ifstream in(file, std::ios::binary);
+      if (!in) return fail("--registry-file " + file + ": cannot open the file");
+      std::stringstream ss;
+      ss << in.rdbuf();
+      auto data = parse_reg_file(ss.str(), file);
+      if (!data) return std::unexpected(data.error());
+      for (auto& [key, values] : data->keys) {
+        for (auto& [name, value] : values) all.keys[key][name] = value;
+      }
+    }
+    ctx.registry = registry_from_data(std::move(all));
+    ctx.registry_source = "--registry-file " + join(files, ", ");
+  } else if (ctx.os == Os::windows && !ctx.fs.is_rooted() && host_os() == Os::windows) {
+    ctx.registry = live_registry();
+    ctx.registry_source = "registry";
+  }
+  return true;
+}
+
 int run_doctor(const CommonOptions& co, const DoctorOptions& o, std::ostream& out,
                std::ostream& err, bool tty) {
   auto t0 = std::chrono::steady_clock::now();
@@ -136,6 +163,10 @@ int run_doctor(const CommonOptions& co, const DoctorOptions& o, std::ostream& ou
       *setup->fs,       *setup->env, *setup->kb, setup->os, !setup->fs->is_rooted() && !o.no_live,
       setup->env_source};
   if (ctx.os != host_os()) ctx.live = false;
+  if (auto reg = windows_registry(ctx, o.registry_files); !reg) {
+    err << "dlenv: " << reg.error().message << "\n";
+    return kExitUsage;
+  }
   ProbeOptions po;
   po.python_paths = o.python;
   po.project_dir = o.project;
@@ -204,6 +235,10 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
                   "Seconds each interpreter may take with --deep (default 60)")
       ->type_name("S")
       ->check(CLI::Range(1, 3600));
+  doc->add_option("--registry-file", doctor.registry_files,
+                  "With --os windows: registry values from a `reg export` file (HKCU\\Environment, "
+                  "HKLM\\...\\Session Manager\\Environment, display adapters); repeatable")
+      ->type_name("FILE.reg");
 
   std::string explain_id;
   bool explain_all = false, explain_md = false;

@@ -327,6 +327,16 @@ class RootedFileSystem final : public PosixFileSystemBase {
   std::expected<std::string, int> resolve_logical(std::string_view path, bool follow_last,
                                                   bool lenient = false) const {
     if (path.empty()) return std::unexpected(ENOENT);
+    // A Windows path (--os windows reads the root as drive C:): "C:\Program Files\X" is
+    // "/Program Files/X"; other drives are not under the root.
+    std::string windows;
+    if (path.size() >= 3 && path[1] == ':' && (path[2] == '\\' || path[2] == '/') &&
+        ((path[0] >= 'A' && path[0] <= 'Z') || (path[0] >= 'a' && path[0] <= 'z'))) {
+      if (path[0] != 'C' && path[0] != 'c') return std::unexpected(ENOENT);
+      windows = std::string(path.substr(2));
+      std::replace(windows.begin(), windows.end(), '\\', '/');
+      path = windows;
+    }
     std::deque<std::string> todo;
     for (auto& part : split(path, '/')) todo.push_back(std::move(part));
     std::vector<std::string> done;

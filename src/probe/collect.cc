@@ -8,6 +8,7 @@
 #include "probe/cuda_driver.h"
 #include "probe/nvml.h"
 #include "probe/probe.h"
+#include "probe/windows.h"
 #include "probe/system_probe.h"
 #include "util/strings.h"
 
@@ -76,9 +77,26 @@ Facts collect_facts(const ProbeContext& ctx, const ProbeOptions& options) {
   Facts f;
   f.rooted = ctx.fs.is_rooted();
 
+  // Windows: the driver DLLs first (cheap), so NVML can also be loaded from NVSMI.
+  std::optional<WindowsFacts> win;
+  std::vector<GpuFacts> win_gpus;
+  ProbeOptions live_options = options;
+  if (ctx.os == Os::windows) {
+    auto t0 = Clock::now();
+    win.emplace();
+    probe_windows_driver(ctx, *win, f.driver, win_gpus);
+    if (live_options.nvml_candidates.empty()) {
+      live_options.nvml_candidates = default_nvml_candidates();
+      for (const auto& n : win->nvml) {
+        live_options.nvml_candidates.push_back(ctx.fs.host_path(n.path));
+      }
+    }
+    f.timing.ms["windows_driver"] = ms_since(t0);
+  }
+
   std::future<LiveResult> live;
-  if (ctx.live && ctx.os == Os::linux) {
-    live = std::async(std::launch::async, run_live, options);
+  if (ctx.live) {
+    live = std::async(std::launch::async, run_live, live_options);
   }
 
   auto t0 = Clock::now();
@@ -91,18 +109,24 @@ Facts collect_facts(const ProbeContext& ctx, const ProbeOptions& options) {
   f.timing.ms["loader"] = ms_since(t0);
 
   t0 = Clock::now();
-  probe_driver_files(ctx, loader, f.driver);
-  std::vector<GpuFacts> proc_gpus = probe_gpus_from_proc(ctx);
+  std::vector<GpuFacts> proc_gpus;
+  if (ctx.os == Os::linux) {
+    probe_driver_files(ctx, loader, f.driver);
+    proc_gpus = probe_gpus_from_proc(ctx);
+  } else {
+    proc_gpus = std::move(win_gpus);
+  }
   f.timing.ms["driver_files"] = ms_since(t0);
 
   t0 = Clock::now();
-  f.toolkits = probe_toolkits(ctx, loader);
+  f.toolkits = ctx.os == Os::windows ? probe_windows_toolkits(ctx) : probe_toolkits(ctx, loader);
   f.timing.ms["toolkits"] = ms_since(t0);
 
   t0 = Clock::now();
   ProbeOptions file_only = options;
   file_only.load_cudnn = false;
-  f.cudnn = probe_cudnn(ctx, loader, f.toolkits, file_only);
+  f.cudnn = ctx.os == Os::windows ? probe_windows_cudnn(ctx, f.toolkits)
+                                  : probe_cudnn(ctx, loader, f.toolkits, file_only);
   f.timing.ms["cudnn"] = ms_since(t0);
   if (ctx.live && options.load_cudnn && ctx.os == Os::linux) {
     // Each dlopen runs the library's initialisers (~10 ms): load the copies in parallel.
@@ -129,6 +153,12 @@ Facts collect_facts(const ProbeContext& ctx, const ProbeOptions& options) {
     t0 = Clock::now();
     probe_python_deep(f.python, std::chrono::seconds(options.python_deep_timeout_s));
     f.timing.ms["python_deep"] = ms_since(t0);
+  }
+  if (win) {
+    t0 = Clock::now();
+    probe_windows_runtime(ctx, f.toolkits, f.cudnn, f.python, *win);
+    f.windows = std::move(win);
+    f.timing.ms["windows_runtime"] = ms_since(t0);
   }
 
   if (live.valid()) {
@@ -184,7 +214,9 @@ Facts collect_facts(const ProbeContext& ctx, const ProbeOptions& options) {
   }
   if (f.gpus.empty() && !proc_gpus.empty()) {
     f.gpus = std::move(proc_gpus);
-    f.gpu_count = Fact<int>::known(static_cast<int>(f.gpus.size()), "/proc/driver/nvidia/gpus");
+    f.gpu_count = Fact<int>::known(
+        static_cast<int>(f.gpus.size()),
+        ctx.os == Os::windows ? "registry display adapters" : "/proc/driver/nvidia/gpus");
   } else if (!f.gpu_count) {
     if (!f.gpu_count.ok() && f.gpu_count.reason.empty()) {
       f.gpu_count =

@@ -17,7 +17,8 @@ const char* fact_status_name(FactStatus s) {
 
 std::optional<Version> DriverFacts::version() const {
   for (const Fact<std::string>* f :
-       {&nvml_driver_version, &kernel_module_version, &sys_module_version, &nvidia_smi_version}) {
+       {&nvml_driver_version, &kernel_module_version, &sys_module_version, &nvidia_smi_version,
+        &windows_dll_version}) {
     if (f->ok()) {
       if (auto v = Version::parse(**f)) return v;
     }

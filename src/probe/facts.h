@@ -11,6 +11,7 @@
 #include "probe/fact.h"
 #include "probe/python_facts.h"
 #include "probe/system_facts.h"
+#include "probe/windows_facts.h"
 #include "util/version.h"
 
 namespace dlenv {
@@ -55,6 +56,8 @@ struct DriverFacts {
   Fact<std::string> libcuda_library;        // the libcuda file that was loaded
   Fact<std::string> libcuda_error;
   Fact<std::string> nvidia_smi_version;     // fallback: nvidia-smi output
+  // Windows: nvcuda.dll's file version as a driver version (31.0.15.2849 -> "528.49").
+  Fact<std::string> windows_dll_version;
   std::vector<LibraryFile> libcuda_files;   // every libcuda.so* the loader could find
   std::vector<LibraryFile> libnvml_files;   // every libnvidia-ml.so*
   std::vector<std::string> loaded_modules;  // nvidia-related lines of /proc/modules
@@ -70,7 +73,7 @@ struct DriverFacts {
   std::vector<std::string> pci_drivers;  // bound driver per pci_devices entry ("" when none)
   bool pci_scanned = false;
   std::vector<std::string> ld_conf_stub_dirs;  // ld.so.conf entries ending in /stubs
-  // Effective driver version: NVML, else kernel module, else nvidia-smi.
+  // Effective driver version: NVML, else kernel module, else nvidia-smi, else nvcuda.dll.
   std::optional<Version> version() const;
 };
 
@@ -149,6 +152,7 @@ struct Facts {
   EnvFacts env;
   std::vector<PythonEnv> python;  // one per environment found
   SystemFacts system;  // WSL, container, Docker host, kernel, host compiler (probe/system.cc)
+  std::optional<WindowsFacts> windows;  // only for --os windows (probe/windows_*.cc)
   ProbeTiming timing;
 };
 

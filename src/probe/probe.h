@@ -11,6 +11,7 @@
 #include "kb/kb.h"
 #include "platform/env.h"
 #include "platform/filesystem.h"
+#include "platform/registry.h"
 #include "probe/facts.h"
 
 namespace dlenv {
@@ -24,6 +25,10 @@ struct ProbeContext {
   // their facts come from files inside the root.
   bool live = true;
   std::string env_source = "process environment";
+  // Windows registry (HKCU/HKLM values); empty when none can be read (a --root run
+  // without --registry-file, or Linux). registry_source names where it comes from.
+  RegistryReader registry = nullptr;
+  std::string registry_source = {};
 };
 
 struct ProbeOptions {

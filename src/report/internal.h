@@ -55,6 +55,15 @@ FactStatus missing_status(const Fact<T>& f) {
   return f.status == FactStatus::ok ? FactStatus::not_found : f.status;
 }
 
+// Windows facts (report/windows_report.cc): the JSON object and the text rows.
+struct WindowsRow {
+  std::string label;
+  std::string value;
+  std::string source;
+};
+nlohmann::ordered_json windows_json(const WindowsFacts& w);
+std::vector<WindowsRow> windows_rows(const WindowsFacts& w);
+
 // The effective driver version as written by its source (NVML, else the kernel
 // module, else nvidia-smi), keeping leading zeros ("580.95.05"); empty when none.
 std::string driver_version_text(const DriverFacts& d);

@@ -91,6 +91,7 @@ json driver_json(const DriverFacts& d) {
   j["libcuda_library"] = fact_json(d.libcuda_library);
   j["libcuda_error"] = fact_json(d.libcuda_error);
   j["nvidia_smi_version"] = fact_json(d.nvidia_smi_version);
+  j["windows_dll_version"] = fact_json(d.windows_dll_version);
   j["libcuda_files"] = library_files_json(d.libcuda_files);
   j["libnvml_files"] = library_files_json(d.libnvml_files);
   j["modules"] = json{{"nvidia", d.nvidia_loaded},
@@ -406,6 +407,7 @@ nlohmann::ordered_json report_json(const Facts& facts, const std::vector<Finding
   j["python"] = python_json(facts.python);
   j["env"] = env_json(facts.env);
   j["system"] = system_json(facts.system);
+  if (facts.windows) j["windows"] = report_detail::windows_json(*facts.windows);
   j["findings"] = findings_json(findings);
   report_detail::Counts c = report_detail::count_findings(findings);
   j["summary"] = json{{"errors", c.errors}, {"warnings", c.warnings}, {"info", c.infos}};

@@ -232,6 +232,19 @@ void driver_section(Writer& w, const DriverFacts& d) {
   w.rows(rows, 2);
 }
 
+// --os windows: the driver DLLs, run times and PATH facts instead of Linux's modules and nodes.
+void windows_section(Writer& w, const WindowsFacts& win, const DriverFacts& d) {
+  w.heading("Driver (Windows)");
+  std::vector<Row> rows;
+  rows.push_back(fact_row("NVML driver", d.nvml_driver_version));
+  rows.push_back(fact_row("NVML library", d.nvml_library));
+  Row cuda{"CUDA driver API", fact_text(d.cuda_driver_version), d.cuda_driver_version.source};
+  if (d.cuda_driver_version.ok()) cuda.value = Version::from_cuda_int(*d.cuda_driver_version).str();
+  rows.push_back(cuda);
+  for (const auto& r : windows_rows(win)) rows.push_back({r.label, r.value, r.source});
+  w.rows(rows, 2);
+}
+
 std::string gpu_hidden_text(const GpuFacts& g) {
   if (g.visible) return {};
   std::string out = "hidden by CUDA_VISIBLE_DEVICES";
@@ -516,7 +529,11 @@ void facts_sections(Writer& w, const Facts& facts) {
     w.line("root: " + clean(facts.root) + " (files read under it; live probes skipped)");
   }
   host_section(w, facts.host);
-  driver_section(w, facts.driver);
+  if (facts.windows) {
+    windows_section(w, *facts.windows, facts.driver);
+  } else {
+    driver_section(w, facts.driver);
+  }
   gpu_section(w, facts);
   toolkit_section(w, facts.toolkits);
   cudnn_section(w, facts.cudnn);

@@ -41,6 +41,7 @@ bool driver_kernel_loaded(const Facts& f) {
 // ---- host / driver ---------------------------------------------------------
 
 void no_driver(const Ctx& c, Findings& out) {
+  if (c.os == Os::windows) return windows_no_driver(c, out);  // rules/windows_rules.cc
   const auto& d = c.f.driver;
   if (driver_kernel_loaded(c.f) || d.nvml_driver_version.ok()) return;
   if (c.f.host.wsl2 && *c.f.host.wsl2.value) return;  // WSL has no kernel module: see wsl rules
@@ -375,7 +376,7 @@ void toolkit_vs_driver(const Ctx& c, Findings& out) {
 }
 
 void toolkits_disagree(const Ctx& c, Findings& out) {
-  if (c.f.toolkits.size() < 2) return;
+  if (c.f.toolkits.size() < 2 || c.os == Os::windows) return;  // Windows: win-path-toolkit-order
   const ToolkitFacts* by_path = nullptr;
   const ToolkitFacts* by_home = nullptr;
   const ToolkitFacts* by_ld = nullptr;
@@ -491,7 +492,7 @@ void gpu_vs_toolkits(const Ctx& c, Findings& out) {
 }
 
 void cuda_home_unset(const Ctx& c, Findings& out) {
-  if (c.f.toolkits.empty()) return;
+  if (c.f.toolkits.empty() || c.os == Os::windows) return;  // Windows: win-cuda-path-confusion
   bool nvcc_on_path = false;
   for (const auto& t : c.f.toolkits) nvcc_on_path |= t.active_path;
   bool home = c.f.env.vars.count("CUDA_HOME") || c.f.env.vars.count("CUDA_PATH");
@@ -554,6 +555,7 @@ void cudnn_vs_toolkit(const Ctx& c, Findings& out) {
 }
 
 void cudnn_incomplete(const Ctx& c, Findings& out) {
+  if (c.os == Os::windows) return;  // rules/windows_rules.cc reports Windows copies
   for (const auto& k : c.f.cudnn) {
     if (k.sublibraries_missing.empty()) continue;
     Finding x = make("cudnn-sublibrary-missing", Severity::error, "cudnn",
@@ -663,6 +665,7 @@ const std::vector<Rule>& rules() {
          cudnn_mixed},
     };
     for (const auto& r : python_rules()) t.push_back(r);
+    for (const auto& r : windows_rules()) t.push_back(r);
     for (const auto& r : system_rules()) t.push_back(r);
     return t;
   }();
