@@ -606,10 +606,19 @@ class WinModeler {
           "a crash at the first call). Install one complete release and remove the other copies "
           "from the search path",
           family, join(parts, "; "));
+      // The version of the family's first DLL in load order (the main one) is
+      // the reference: the DLLs of other versions carry the error, once each.
+      int first = -1;
+      for (const auto& [v, objs] : versions) {
+        for (int i : objs) first = first < 0 ? i : std::min(first, i);
+      }
+      const std::string ref = obj(first).version;
       for (const auto& [v, objs] : versions) {
         for (int i : objs) {
           obj(i).family_mismatch = text;
-          add_problem(obj(i), text);
+          if (v == ref) continue;
+          add_problem(obj(i), fmt::format("{} is {} while {} is {}: {}", display(i), v,
+                                          display(first), ref, text));
           if (obj(i).win_error == 0) obj(i).win_error = 127;
         }
       }

@@ -348,6 +348,13 @@ TEST(WindowsLoader, MixedCudnnFileVersionsAreFlagged) {
   EXPECT_NE(tree.objects[0].family_mismatch.find("C:\\cudnn\\cudnn64_8.dll 8.9.7.29"),
             std::string::npos)
       << tree.objects[0].family_mismatch;
+  // The main DLL's version is the reference: the six 8.2 sub-DLLs carry the error.
+  EXPECT_EQ(tree.objects[0].severity, LoadSeverity::none);
+  EXPECT_EQ(ops.win_error, 127);
+  EXPECT_NE(ops.problem.find("cudnn_ops_infer64_8.dll is 8.2.2.26 while cudnn64_8.dll is 8.9.7.29"),
+            std::string::npos)
+      << ops.problem;
+  EXPECT_EQ(tree.errors, 6);
   // 8.2 sub-DLLs do not ask for zlibwapi.dll.
   for (const auto& o : tree.objects) EXPECT_NE(to_lower(o.name), "zlibwapi.dll");
 }
