@@ -2,13 +2,24 @@
 # The two set-up commands of the README:
 #   ./build.sh doctor   install missing build packages, build, run `dlenv doctor`
 #   ./build.sh test     install missing build packages, build, run every test
-# Other modes: ./build.sh asan (sanitizer build + all tests), ./build.sh build
+#                       (and the Windows build: dlenv.exe with mingw-w64, its tests under Wine)
+# Other modes: ./build.sh asan (sanitizer build + all tests), ./build.sh build,
+#              ./build.sh windows (only the mingw build and the Wine suite)
 set -euo pipefail
 cd "$(dirname "$0")"
 mode="${1:-doctor}"
 shift || true
 jobs="$(nproc 2>/dev/null || echo 2)"
 scripts/install-deps.sh
+# dlenv.exe cross-built with mingw-w64 (preset mingw, build/mingw) and its test suite
+# run under Wine (one ctest entry per test binary, plus real LoadLibrary failures).
+windows_suite() {
+  scripts/install-deps.sh --windows
+  cmake --preset mingw >/dev/null
+  cmake --build --preset mingw -j "$jobs"
+  ctest --preset mingw -j "$jobs" "$@"
+}
+
 case "$mode" in
   doctor)
     cmake --preset release >/dev/null
@@ -23,6 +34,10 @@ case "$mode" in
     cmake --preset ci >/dev/null
     cmake --build --preset ci -j "$jobs"
     ctest --preset ci -j "$jobs" "$@"
+    windows_suite
+    ;;
+  windows)
+    windows_suite "$@"
     ;;
   asan)
     cmake --preset asan >/dev/null
@@ -30,7 +45,7 @@ case "$mode" in
     ctest --preset asan -j "$jobs" "$@"
     ;;
   *)
-    echo "usage: ./build.sh [doctor|test|asan|build] [args...]" >&2
+    echo "usage: ./build.sh [doctor|test|asan|build|windows] [args...]" >&2
     exit 2
     ;;
 esac

@@ -27,3 +27,9 @@ target_include_directories(CLI11::CLI11 SYSTEM INTERFACE ${DLENV_STAGED_INCLUDE}
 
 set(THREADS_PREFER_PTHREAD_FLAG ON)
 find_package(Threads REQUIRED)
+
+# mingw g++ 12 at -O2/-O3 reports -Wmaybe-uninitialized inside fmt for a
+# std::optional<int> read only under `if (opt)` (src/actions/cudnn_install.cc); the
+# same GCC bug family as the -Wno-restrict / -Wno-free-nonheap-object in CMakeLists.txt.
+cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR}
+               CALL target_compile_options dlenv_actions PRIVATE -Wno-maybe-uninitialized)
