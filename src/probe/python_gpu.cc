@@ -67,8 +67,8 @@ NeededLibrary from_object(const LoadedObject& o) {
   if (o.path && !o.missing && !o.wrong_class) {
     n.resolved = *o.path;
     n.version = o.version;
-    n.via = std::string(search_rule_name(o.rule));
-    if (!o.rule_detail.empty()) n.via += " (" + o.rule_detail + ")";
+    // The detail already names the rule ("DT_RUNPATH of libx.so: $ORIGIN").
+    n.via = o.rule_detail.empty() ? std::string(search_rule_name(o.rule)) : o.rule_detail;
   }
   return n;
 }
