@@ -226,6 +226,12 @@ TEST(WindowsScenario, HealthyCuda118WithCudnn89InToolkit) {
   EXPECT_EQ(j["gpus"][0]["name"]["value"], "NVIDIA GeForce RTX 3080");
   EXPECT_EQ(j["gpus"][0]["compute_capability"]["value"], "8.6");
 
+  CliRun md = s.doctor({"--markdown"});
+  EXPECT_NE(md.out.find("| Windows | MSVC run time 14.38.33130.0; CUDA on PATH: v11.8; CUDA_PATH "),
+            std::string::npos)
+      << md.out;
+  EXPECT_NE(md.out.find("| Driver | 528.49"), std::string::npos) << md.out;
+
   s.keep_as("healthy");
   CliRun text = s.doctor({"--no-color"});
   EXPECT_EQ(text.code, 0) << text.out << text.err;

@@ -63,6 +63,8 @@ struct WindowsRow {
 };
 nlohmann::ordered_json windows_json(const WindowsFacts& w);
 std::vector<WindowsRow> windows_rows(const WindowsFacts& w);
+// One line for the Markdown table: run times, CUDA on PATH, registry PATH.
+std::string windows_summary(const WindowsFacts& w);
 
 // The effective driver version as written by its source (NVML, else the kernel
 // module, else nvidia-smi), keeping leading zeros ("580.95.05"); empty when none.

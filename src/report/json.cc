@@ -91,7 +91,9 @@ json driver_json(const DriverFacts& d) {
   j["libcuda_library"] = fact_json(d.libcuda_library);
   j["libcuda_error"] = fact_json(d.libcuda_error);
   j["nvidia_smi_version"] = fact_json(d.nvidia_smi_version);
-  j["windows_dll_version"] = fact_json(d.windows_dll_version);
+  if (!d.windows_dll_version.source.empty()) {  // only set by the Windows probe
+    j["windows_dll_version"] = fact_json(d.windows_dll_version);
+  }
   j["libcuda_files"] = library_files_json(d.libcuda_files);
   j["libnvml_files"] = library_files_json(d.libnvml_files);
   j["modules"] = json{{"nvidia", d.nvidia_loaded},

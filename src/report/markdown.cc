@@ -230,6 +230,7 @@ std::string render_markdown(const Facts& facts, const std::vector<Finding>& find
   for (const auto& [layer, summary] : rows) {
     out += std::string("| ") + layer + " | " + md_text(summary) + " |\n";
   }
+  if (facts.windows) out += "| Windows | " + md_text(windows_summary(*facts.windows)) + " |\n";
 
   out += "\n#### Findings\n\n";
   if (findings.empty()) out += "None.\n";

@@ -140,4 +140,31 @@ std::vector<WindowsRow> windows_rows(const WindowsFacts& w) {
   return rows;
 }
 
+std::string windows_summary(const WindowsFacts& w) {
+  std::vector<std::string> parts;
+  for (const auto& f : w.msvc_runtime) {
+    if (f.name == "vcruntime140.dll" && to_lower(path_dirname(f.path)) == to_lower(w.system32)) {
+      parts.push_back("MSVC run time " + (f.version.ok() ? *f.version : std::string("?")));
+    }
+  }
+  if (parts.empty()) parts.push_back("no MSVC run time in System32");
+  std::vector<std::string> toolkits;
+  for (const auto& p : w.path) {
+    if (!p.toolkit_root.empty()) toolkits.push_back(path_basename(p.toolkit_root));
+  }
+  parts.push_back("CUDA on PATH: " +
+                  (toolkits.empty() ? std::string("none") : join(toolkits, " > ")));
+  auto cp = w.cuda_path_vars.find("CUDA_PATH");
+  parts.push_back("CUDA_PATH " +
+                  (cp == w.cuda_path_vars.end() ? std::string("not set") : cp->second));
+  parts.push_back(std::to_string(w.zlibwapi.size()) + " zlibwapi.dll");
+  if (!w.user_path.ok() && !w.machine_path.ok()) {
+    parts.push_back("registry PATH not read");
+  } else if (!w.path_not_in_process.empty()) {
+    parts.push_back(std::to_string(w.path_not_in_process.size()) +
+                    " registry PATH entries missing from this shell");
+  }
+  return join(parts, "; ");
+}
+
 }  // namespace dlenv::report_detail
