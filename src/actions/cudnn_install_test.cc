@@ -141,9 +141,10 @@ TEST(CudnnInstall, RoundTripRestoresTheToolkitExactly) {
   EXPECT_EQ(so9->old_what, "link -> libcudnn.so.9.0.0");
   EXPECT_EQ(so9->new_what, "link -> libcudnn.so.9.1.0");
   std::string text = render_install_plan_text(*plan, Os::linux);
-  EXPECT_NE(text.find("replace /usr/local/cuda-12.4/include/cudnn_version.h  [cuDNN 9.0.0 (the "
-                      "toolkit's header) -> cuDNN 9.1.0.70]"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("replace /usr/local/cuda-12.4/include/cudnn_version.h  [was: cuDNN 9.0.0 (the "
+                "toolkit's header); now: cuDNN 9.1.0.70]"),
+      std::string::npos)
       << text;
 
   auto writer = make_file_writer(f.root.path());

@@ -32,7 +32,7 @@ std::string render_install_plan_text(const CudnnInstallPlan& p, Os os) {
         p.steps.size(), p.steps.size() - replaced, replaced, display_path(p.backup_dir, os));
     for (const auto& s : p.steps) {
       if (s.replaces) {
-        o += fmt::format("  replace {}  [{} -> {}]\n", display_path(s.dest, os), s.old_what,
+        o += fmt::format("  replace {}  [was: {}; now: {}]\n", display_path(s.dest, os), s.old_what,
                          s.new_what);
       } else {
         o += fmt::format("  add     {}  [{}]\n", display_path(s.dest, os), s.new_what);
