@@ -96,8 +96,10 @@ bool looks_windows(const FileSystem& fs, const std::string& target) {
   if (l.ends_with(".dll") || l.ends_with(".exe") || l.ends_with(".pyd")) return true;
   if (l.size() >= 2 && l[1] == ':') return true;
   if (target.find('/') == std::string::npos) return false;
-  auto head = fs.read_file(target, 1u << 30);
-  return head && head->size() >= 2 && (*head)[0] == 'M' && (*head)[1] == 'Z';
+  auto m = fs.map_file(target);  // a mapping: only the first two bytes are touched
+  if (!m) return false;
+  const ByteView b = (*m)->bytes();
+  return b.size() >= 2 && b.data()[0] == 'M' && b.data()[1] == 'Z';
 }
 
 Result<Os> pick_os(const std::string& os, const FileSystem& fs, const std::string& target) {
