@@ -24,5 +24,19 @@ for g in dev["gemm"]:
 for b in dev["bandwidth"]:
     tb = next(x for x in t["bandwidth"] if x["name"] == b["name"])
     print(f"{b['name']:32} {b['gbs']:8.1f} GB/s {tb['gbs']:7.1f} GB/s {b['gbs']/tb['gbs']*100:6.1f}%")
+for n in dev.get("dnn", []):
+    tn = next((x for x in t.get("dnn", []) if x["op"] == n["op"] and x["layout"] == n["layout"] and x["dtype"] == n["dtype"]), None)
+    label = f"{n['op']} {n['layout']} {n['dtype']}".replace("  ", " ")
+    if n.get("error"):
+        print(f"{label:32} FAILED: {n['error']}")
+        continue
+    if tn is None:
+        continue
+    if n["gbs"] > 0:
+        # Elementwise: cuDNN's backward reads y, dy and x where PyTorch's reads two of them,
+        # so compare time (torch ms / dlenv ms), not GB/s.
+        print(f"{label:32} {n['ms']:8.3f} ms   {tn['ms']:7.3f} ms   {tn['ms']/n['ms']*100:6.1f}% (time)")
+    else:
+        print(f"{label:32} {n['tflops']:9.1f} TF {tn['tflops']:9.1f} TF {n['tflops']/tn['tflops']*100:6.1f}%  ({n['algo']})")
 PYEOF
 cp "$tmp"/* "${OUT:-$tmp}/" 2>/dev/null || true

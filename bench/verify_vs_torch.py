@@ -55,4 +55,55 @@ for name, fn, warm in [
 ]:
     ms = timed(fn, warm, iters)
     out["bandwidth"].append({"name": name, "bytes": copy_bytes, "ms": ms, "gbs": copy_bytes / (ms * 1e-3) / 1e9})
+
+# cuDNN: the same convolutions, activations and RNNs `dlenv verify` runs, with
+# torch.backends.cudnn.benchmark on in --full (dlenv measures algorithms there too).
+torch.backends.cudnn.benchmark = full
+torch.backends.cudnn.allow_tf32 = True  # PyTorch's default for cuDNN convolutions
+out["dnn"] = []
+N = 64 if full else 16
+C, H, W, K = 256, 56, 56, 256
+flops = 2.0 * N * K * H * W * C * 9
+conv_cases = [(t, l) for t in ("fp16", "fp32") for l in ("NHWC", "NCHW")] if full else [("fp16", "NHWC")]
+for tname, layout in conv_cases:
+    dtype = torch.float16 if tname == "fp16" else torch.float32
+    fmt = torch.channels_last if layout == "NHWC" else torch.contiguous_format
+    x = torch.randn(N, C, H, W, device=dev, dtype=dtype).to(memory_format=fmt)
+    w = torch.randn(K, C, 3, 3, device=dev, dtype=dtype).to(memory_format=fmt)
+    dy = torch.randn(N, K, H, W, device=dev, dtype=dtype).to(memory_format=fmt)
+    f = lambda: torch.nn.functional.conv2d(x, w, padding=1)
+    bd = lambda: torch.ops.aten.convolution_backward(dy, x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1, [True, False, False])
+    bf = lambda: torch.ops.aten.convolution_backward(dy, x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1, [False, True, False])
+    for op, fn in [("conv forward", f), ("conv backward-data", bd), ("conv backward-filter", bf)]:
+        ms = timed(fn, 3 if full else 1, iters)
+        out["dnn"].append({"op": op, "layout": layout, "dtype": tname, "ms": ms, "tflops": flops / (ms * 1e-3) / 1e12})
+count = (64 << 20) if full else (16 << 20)
+for tname in (("fp16", "fp32") if full else ("fp16",)):
+    dtype = torch.float16 if tname == "fp16" else torch.float32
+    x = torch.randn(count, device=dev, dtype=dtype)
+    g = torch.randn(count, device=dev, dtype=dtype)
+    es = x.element_size()
+    for name, fwd, bwd in [
+        ("relu", lambda: torch.relu(x), lambda y: torch.ops.aten.threshold_backward(g, x, 0)),
+        ("sigmoid", lambda: torch.sigmoid(x), lambda y: torch.ops.aten.sigmoid_backward(g, y)),
+        ("tanh", lambda: torch.tanh(x), lambda y: torch.ops.aten.tanh_backward(g, y)),
+    ]:
+        ms = timed(fwd, 1, iters)
+        out["dnn"].append({"op": name + " forward", "layout": "", "dtype": tname, "ms": ms, "gbs": 2 * count * es / (ms * 1e-3) / 1e9})
+        y = fwd()
+        ms = timed(lambda: bwd(y), 1, iters)
+        # threshold_backward reads dy and x (2 reads + 1 write); dlenv's cuDNN call reads y, dy, x.
+        nbytes = (3 if name == "relu" else 3) * count * es
+        out["dnn"].append({"op": name + " backward", "layout": "", "dtype": tname, "ms": ms, "gbs": nbytes / (ms * 1e-3) / 1e9})
+T = 128 if full else 32
+B, I, Hd, L = 64, 1024, 1024, 2
+for cell, gates in (("LSTM", 4), ("GRU", 3)):
+    for tname in (("fp16", "fp32") if full else ("fp16",)):
+        dtype = torch.float16 if tname == "fp16" else torch.float32
+        mod = (torch.nn.LSTM if cell == "LSTM" else torch.nn.GRU)(I, Hd, num_layers=L).to(dev, dtype).eval()
+        xs = torch.randn(T, B, I, device=dev, dtype=dtype)
+        with torch.no_grad():
+            ms = timed(lambda: mod(xs), 3 if full else 1, iters)
+        fl = sum(2.0 * gates * Hd * ((I if l == 0 else Hd) + Hd) * B for l in range(L)) * T
+        out["dnn"].append({"op": cell + " forward", "layout": "", "dtype": tname, "ms": ms, "tflops": fl / (ms * 1e-3) / 1e12})
 print(json.dumps(out, indent=2))

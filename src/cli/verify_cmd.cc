@@ -39,14 +39,14 @@ std::optional<LibChoice> from_python(const ProbeContext& ctx, const std::string&
     return a.frameworks.size() > b.frameworks.size();
   });
   for (const auto& e : envs) {
-    if (!interpreter.empty() && e.interpreter.value_or("") != interpreter) continue;
+    if (!interpreter.empty() && e.interpreter.value.value_or("") != interpreter) continue;
     LibChoice c;
     for (const auto& lib : e.cuda_libs) {
       if (lib.library == "cublas" && c.cublas_dir.empty()) c.cublas_dir = path_dirname(lib.path);
       if (lib.library == "cudnn" && c.cudnn_dir.empty()) c.cudnn_dir = path_dirname(lib.path);
     }
     if (c.cublas_dir.empty() && c.cudnn_dir.empty()) continue;
-    c.why = "the pip wheel copies of the Python at " + e.interpreter.value_or(e.prefix);
+    c.why = "the pip wheel copies of the Python at " + e.interpreter.value.value_or(e.prefix);
     return c;
   }
   return std::nullopt;
@@ -56,10 +56,10 @@ std::optional<LibChoice> from_python(const ProbeContext& ctx, const std::string&
 LibChoice from_toolkit(const ProbeContext& ctx) {
   LoaderConfig loader = read_loader_config(ctx);
   auto toolkits = probe_toolkits(ctx, loader);
-  std::stable_sort(toolkits.begin(), toolkits.end(),
-                   [](const ToolkitFacts& a, const ToolkitFacts& b) {
-                     return a.version.value_or(Version{}) > b.version.value_or(Version{});
-                   });
+  std::stable_sort(
+      toolkits.begin(), toolkits.end(), [](const ToolkitFacts& a, const ToolkitFacts& b) {
+        return a.version.value.value_or(Version{}) > b.version.value.value_or(Version{});
+      });
   LibChoice c;
   for (const auto& t : toolkits) {
     for (const auto& d : t.lib_dirs) {
@@ -148,7 +148,13 @@ int run_verify_command(const VerifyCliOptions& o, std::ostream& out, std::ostrea
   if (!vo.cublas_dir.empty()) vo.cuda_major = soname_major(*fs, vo.cublas_dir, "libcublas.so.");
   if (!vo.cudnn_path.empty()) vo.cudnn_major = soname_major(*fs, vo.cudnn_path, "libcudnn.so.");
   const std::string& why = choice.why;
+  if (o.progress && !o.json) {
+    vo.progress = [&err](const std::string& step) {
+      err << "\r\033[K  running: " << step << std::flush;
+    };
+  }
   VerifyResult r = run_verify(vo);
+  if (vo.progress) err << "\r\033[K" << std::flush;
   if (o.json) {
     out << render_verify_json(r);
   } else {

@@ -12,6 +12,7 @@ struct VerifyCliOptions {
   bool full = false;
   bool json = false;
   bool no_cudnn = false;
+  bool progress = false;  // show the step being run on stderr (a terminal)
   std::string kb_dir;
 };
 

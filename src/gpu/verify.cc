@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <thread>
 
 #include "gpu/cuda_api.h"
@@ -19,8 +20,9 @@ void bandwidth_tests(const CudaApi& api, const VerifyOptions& o, const GpuPeaks*
                      DeviceResult& dev, VerifyResult& r) {
   const size_t bytes = o.copy_bytes ? o.copy_bytes
                        : o.full     ? (size_t{1} << 30)
-                                    : (size_t{256} << 20);
+                                    : (size_t{64} << 20);
   const int iters = o.full ? 20 : 5;
+  if (o.progress) o.progress("GPU " + std::to_string(dev.index) + ": copies");
   DeviceBuffer d1{&api}, d2{&api};
   PinnedBuffer pinned{&api};
   auto add = [&](const std::string& name, std::optional<StepError> err, double ms, double peak) {
@@ -175,6 +177,7 @@ void gemm_tests(const CudaApi& api, const CublasApi& blas, const VerifyOptions& 
   std::vector<float> a = gemm_input(static_cast<size_t>(n) * n, 21);
   std::vector<float> b = gemm_input(static_cast<size_t>(n) * n, 22);
   for (DType t : {DType::fp32, DType::tf32, DType::fp16, DType::bf16}) {
+    if (o.progress) o.progress("GPU " + std::to_string(dev.index) + ": GEMM " + dtype_name(t));
     GemmResult g;
     g.type = t;
     g.m = g.n = g.k = n;
@@ -275,26 +278,37 @@ VerifyResult run_verify(const VerifyOptions& o) {
     r.cublas_library = blas->path;
     r.cublaslt_library = blas->lt_path;
   }
-  std::optional<CudnnApi> dnn;
-  if (!o.skip_dnn) {
+  // cuDNN 9 maps several hundred MB of sub-libraries: load it on a second thread
+  // while the copies and GEMMs run.
+  auto dnn_future = std::async(std::launch::async, [&o]() -> Result<CudnnApi> {
+    if (o.skip_dnn) return fail("skipped");
     std::string failures;
     for (int m : o.cudnn_major ? std::vector<int>{o.cudnn_major} : std::vector<int>{9, 8}) {
       auto loaded = load_cudnn(o.cudnn_path, m);
-      if (loaded) {
-        dnn = std::move(*loaded);
-        break;
-      }
+      if (loaded) return loaded;
       failures += (failures.empty() ? "" : "; ") + loaded.error().message;
     }
-    if (!dnn) {
-      problem(r, "verify-cudnn-not-loadable", "error", "cuDNN could not be loaded: " + failures,
-              "install cuDNN (the toolkit's, the nvidia-cudnn wheel, or `dlenv cudnn install`), "
-              "point --libs at its directory, or skip it with --no-cudnn");
-    } else {
+    return fail(failures);
+  });
+  std::optional<CudnnApi> dnn;
+  bool dnn_waited = false;
+  auto wait_dnn = [&]() {
+    if (dnn_waited) return;
+    dnn_waited = true;
+    auto tw = Clock::now();
+    auto loaded = dnn_future.get();
+    r.timing_ms["cudnn_load_wait"] = ms_since(tw);
+    if (loaded) {
+      dnn = std::move(*loaded);
       r.cudnn_library = dnn->path;
       r.cudnn_version = dnn->version;
+    } else if (!o.skip_dnn) {
+      problem(r, "verify-cudnn-not-loadable", "error",
+              "cuDNN could not be loaded: " + loaded.error().message,
+              "install cuDNN (the toolkit's, the nvidia-cudnn wheel, or `dlenv cudnn install`), "
+              "point --libs at its directory, or skip it with --no-cudnn");
     }
-  }
+  };
   for (int i = 0; i < count; ++i) {
     if (o.device >= 0 && i != o.device) continue;
     DeviceResult dev;
@@ -324,13 +338,21 @@ VerifyResult run_verify(const VerifyOptions& o) {
     dev.context_ms = ms_since(tc);
     std::optional<GpuPeaks> peaks;
     if (o.kb) peaks = gpu_peaks(*o.kb, dev.name);
+    auto tp = Clock::now();
     bandwidth_tests(*api, o, peaks ? &*peaks : nullptr, dev, r);
+    r.timing_ms["gpu" + std::to_string(i) + "_copies"] = ms_since(tp);
+    tp = Clock::now();
     if (blas) gemm_tests(*api, *blas, o, peaks ? &*peaks : nullptr, dev, r);
+    r.timing_ms["gpu" + std::to_string(i) + "_gemm"] = ms_since(tp);
+    wait_dnn();
+    tp = Clock::now();
     if (dnn) dnn_tests(*api, *dnn, o, peaks ? &*peaks : nullptr, dev, r);
+    r.timing_ms["gpu" + std::to_string(i) + "_cudnn"] = ms_since(tp);
     api->cuCtxSetCurrent(nullptr);
     api->cuDevicePrimaryCtxRelease(d);
     r.devices.push_back(dev);
   }
+  wait_dnn();
   r.wall_ms = ms_since(t0);
   return r;
 }

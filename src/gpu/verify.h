@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,8 @@ struct VerifyOptions {
   int cudnn_major = 0;     // 0: try 9 then 8
   bool skip_dnn = false;   // --no-cudnn
   bool small_dnn = false;  // tests: tiny convolution / activation / RNN problems
+  // Called before each step with what is about to run (the CLI shows it on a TTY).
+  std::function<void(const std::string&)> progress;
 };
 
 struct VerifyProblem {
@@ -102,6 +106,7 @@ struct VerifyResult {
   int cpu_gemm_n = 0;
   std::vector<VerifyProblem> problems;
   double wall_ms = 0;
+  std::map<std::string, double> timing_ms;  // phases: cudnn_load_wait, gpuN_copies, ...
 };
 
 VerifyResult run_verify(const VerifyOptions& options);

@@ -206,6 +206,7 @@ std::string render_verify_json(const VerifyResult& r) {
         {{"id", p.id}, {"severity", p.severity}, {"text", p.text}, {"fix", p.fix}});
   }
   j["wall_ms"] = r.wall_ms;
+  j["timing_ms"] = r.timing_ms;
   return j.dump(2) + "\n";
 }
 

@@ -1,0 +1,57 @@
+// Ids that `dlenv verify` reports (it runs real work on the GPU, so these come from
+// results, not from facts): listed here so `dlenv explain` and docs/findings.md know
+// them. Their checks live in the gpu layer; the table entries have none.
+#include "rules/rules.h"
+
+namespace dlenv {
+
+const std::vector<Rule>& verify_rules() {
+  static const std::vector<Rule> table = {
+      {{"verify-wrong-result", "gpu", Severity::error,
+        "The GPU computed a wrong result (dlenv verify)",
+        "An operation run by `dlenv verify` (a GEMM, a convolution, an activation or an RNN) "
+        "returned values that differ from the CPU reference by more than the tolerance of its "
+        "data type. Causes: a failing GPU or memory (ECC errors), unstable clocks or overclocking, "
+        "a driver bug, or a CUDA library built for another GPU generation.",
+        "Check `nvidia-smi -q -d ECC,CLOCK` and the kernel log for Xid errors; reset clocks; "
+        "update the driver; rerun `dlenv verify --full`. A repeatable wrong result on one GPU only "
+        "points at the hardware."},
+       nullptr},
+      {{"verify-cuda-error", "gpu", Severity::error, "A CUDA call failed during dlenv verify",
+        "A CUDA driver API or cuBLAS call returned an error that has no more specific finding. "
+        "The message names the call and the CUDA error.",
+        "Run `dlenv doctor` for the driver and library picture; the error name in the message "
+        "(CUDA_ERROR_*, CUBLAS_STATUS_*) says what failed."},
+       nullptr},
+      {{"verify-out-of-memory", "gpu", Severity::error,
+        "The GPU ran out of memory during dlenv verify",
+        "Allocating the buffers of a verify step failed: other processes hold most of the GPU's "
+        "memory, or the GPU is small for the --full problem sizes.",
+        "See who holds memory with `nvidia-smi`; close them, or run `dlenv verify --quick`."},
+       nullptr},
+      {{"verify-cublas-not-loadable", "gpu", Severity::error, "cuBLAS could not be loaded",
+        "`dlenv verify` found no loadable libcublas/libcublasLt for the driver's CUDA major in the "
+        "chosen place (the Python wheels, the toolkit, --libs DIR or the loader's path).",
+        "Install cuBLAS (the CUDA toolkit or the nvidia-cublas wheel) or point `--libs` at the "
+        "directory that holds it; `dlenv load libcublas.so.N` explains why a copy does not load."},
+       nullptr},
+      {{"verify-cudnn-not-loadable", "gpu", Severity::error, "cuDNN could not be loaded",
+        "`dlenv verify` found no loadable libcudnn.so.9 / .8 in the chosen place, or the library "
+        "lacks an entry point verify needs.",
+        "Install cuDNN (`dlenv cudnn install`, the nvidia-cudnn wheel, or the distribution "
+        "package), point `--libs` at its directory, or skip these checks with `--no-cudnn`; "
+        "`dlenv load libcudnn.so.9` explains why a copy does not load."},
+       nullptr},
+      {{"verify-cudnn-error", "gpu", Severity::error, "A cuDNN call failed during dlenv verify",
+        "A cuDNN call returned a status that has no more specific finding (a missing sub-library "
+        "is `cudnn-sublibrary-missing`, an architecture mismatch "
+        "`cudnn-execution-failed-old-cuda-on-new-gpu`). The message names the call, the status "
+        "and the cuDNN sub-library the operation lives in.",
+        "Run `dlenv doctor` (cuDNN copies, versions, CUDA major) and `dlenv load` on the named "
+        "sub-library; reinstall cuDNN from one release if the copies are mixed."},
+       nullptr},
+  };
+  return table;
+}
+
+}  // namespace dlenv
