@@ -246,11 +246,14 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   VerifyCliOptions verify_opts;
   auto* ver = app.add_subcommand(
       "verify",
-      "Run real work on every GPU (copies, GEMM), check results against the CPU, time it");
+      "Run real work on every GPU (copies, GEMM, cuDNN convolutions / activations / "
+      "LSTM / GRU), check every result against the CPU, time it");
   ver->add_option("--libs", verify_opts.libs,
-                  "Which cuBLAS: auto (the pip wheel your Python would load, else the toolkit), "
-                  "toolkit, or a directory")
-      ->type_name("auto|toolkit|DIR");
+                  "Which cuBLAS and cuDNN: auto (the pip wheels your Python's framework would "
+                  "load, else the newest toolkit), toolkit, python[:INTERPRETER], or a directory")
+      ->type_name("auto|toolkit|python[:INTERP]|DIR");
+  ver->add_flag("--no-cudnn", verify_opts.no_cudnn,
+                "Skip the cuDNN convolution / activation / RNN checks");
   ver->add_option("--device", verify_opts.device, "GPU index or 'all'")->type_name("N|all");
   ver->add_flag("--full", verify_opts.full,
                 "Bigger problems (8192³ GEMM, 1 GiB copies), more runs");
@@ -364,7 +367,10 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
     if (*deps) return run_deps(deps_o, out, err);
     if (*load) return run_load(load_o, out, err);
     if (*which) return run_which(which_o, out, err);
-    if (*ver) return run_verify_command(verify_opts, out, err);
+    if (*ver) {
+      verify_opts.progress = stdout_is_tty;
+      return run_verify_command(verify_opts, out, err);
+    }
     if (*plan) return run_plan(plan_o, out, err);
     if (*exp) {
       auto kb = explain_kb.empty() ? Kb::load_embedded() : Kb::load_dir(explain_kb);

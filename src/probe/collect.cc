@@ -8,8 +8,8 @@
 #include "probe/cuda_driver.h"
 #include "probe/nvml.h"
 #include "probe/probe.h"
-#include "probe/windows.h"
 #include "probe/system_probe.h"
+#include "probe/windows.h"
 #include "util/strings.h"
 
 namespace dlenv {

@@ -55,7 +55,7 @@ struct DriverFacts {
   Fact<int> cuda_driver_version;            // cuDriverGetVersion (13000 = 13.0)
   Fact<std::string> libcuda_library;        // the libcuda file that was loaded
   Fact<std::string> libcuda_error;
-  Fact<std::string> nvidia_smi_version;     // fallback: nvidia-smi output
+  Fact<std::string> nvidia_smi_version;  // fallback: nvidia-smi output
   // Windows: nvcuda.dll's file version as a driver version (31.0.15.2849 -> "528.49").
   Fact<std::string> windows_dll_version;
   std::vector<LibraryFile> libcuda_files;   // every libcuda.so* the loader could find

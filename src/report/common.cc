@@ -73,9 +73,9 @@ std::string unknown_text(FactStatus s, std::string_view reason) {
 std::string driver_version_text(const DriverFacts& d) {
   // Same order as DriverFacts::version(), but the text is kept as written:
   // Version::str() would turn "580.95.05" into "580.95.5".
-  for (const Fact<std::string>* f : {&d.nvml_driver_version, &d.kernel_module_version,
-                                     &d.sys_module_version, &d.nvidia_smi_version,
-                                     &d.windows_dll_version}) {
+  for (const Fact<std::string>* f :
+       {&d.nvml_driver_version, &d.kernel_module_version, &d.sys_module_version,
+        &d.nvidia_smi_version, &d.windows_dll_version}) {
     if (f->ok() && Version::parse(**f)) return clean(**f);
   }
   return {};

@@ -305,8 +305,8 @@ json system_json(const SystemFacts& s) {
   const WslFacts& w = s.wsl;
   json libcuda = json::array();
   for (const FileKind& k : w.libcuda) {
-    libcuda.push_back(json{{"path", k.path}, {"symlink", k.symlink}, {"target", k.target},
-                           {"size", k.size}});
+    libcuda.push_back(
+        json{{"path", k.path}, {"symlink", k.symlink}, {"target", k.target}, {"size", k.size}});
   }
   json wsl{{"version", w.version},
            {"version_source", w.version_source},
@@ -346,7 +346,8 @@ json system_json(const SystemFacts& s) {
   json modules = json::object();
   for (const auto& [path, state] : k.nvidia_modules) modules[path] = state;
   json log = json::array();
-  for (const KernelLogLine& l : k.log_lines) log.push_back(json{{"text", l.text}, {"source", l.source}});
+  for (const KernelLogLine& l : k.log_lines)
+    log.push_back(json{{"text", l.text}, {"source", l.source}});
   json kernel{{"secure_boot", fact_json(k.secure_boot)},
               {"modules_dir", k.modules_dir},
               {"nvidia_modules", modules},

@@ -77,7 +77,8 @@ std::string system_summary(const Facts& f) {
   std::vector<std::string> parts;
   if (s.wsl.version == 1) parts.push_back("WSL1");
   if (s.wsl.version == 2) {
-    parts.push_back("WSL2 (" + std::to_string(s.wsl.libcuda.size()) + " libcuda in /usr/lib/wsl/lib)");
+    parts.push_back("WSL2 (" + std::to_string(s.wsl.libcuda.size()) +
+                    " libcuda in /usr/lib/wsl/lib)");
   }
   if (f.host.container.ok() && *f.host.container != "none" && s.container.shm_bytes) {
     parts.push_back("/dev/shm " + human_bytes(*s.container.shm_bytes));

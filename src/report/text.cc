@@ -460,7 +460,8 @@ void system_section(Writer& w, const Facts& f) {
     const auto& c = s.container;
     rows.push_back({"/dev/shm", c.shm_bytes ? human_bytes(*c.shm_bytes) : fact_text(c.shm_bytes),
                     c.shm_bytes.source});
-    if (c.nvidia_require_cuda) rows.push_back(fact_row("NVIDIA_REQUIRE_CUDA", c.nvidia_require_cuda));
+    if (c.nvidia_require_cuda)
+      rows.push_back(fact_row("NVIDIA_REQUIRE_CUDA", c.nvidia_require_cuda));
     if (c.devices_allow_nvidia) {
       rows.push_back({"device cgroup",
                       *c.devices_allow_nvidia ? "allows the NVIDIA devices"

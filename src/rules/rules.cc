@@ -665,8 +665,9 @@ const std::vector<Rule>& rules() {
          cudnn_mixed},
     };
     for (const auto& r : python_rules()) t.push_back(r);
-    for (const auto& r : windows_rules()) t.push_back(r);
+    for (const auto& r : verify_rules()) t.push_back(r);
     for (const auto& r : system_rules()) t.push_back(r);
+    for (const auto& r : windows_rules()) t.push_back(r);
     return t;
   }();
   (void)cudnn_without_header_version;

@@ -36,11 +36,12 @@ struct Rule {
 };
 
 // Rule groups defined in other files of this layer, appended to the table in order.
-const std::vector<Rule>& python_rules();  // rules/python_rules.cc
+const std::vector<Rule>& python_rules();   // rules/python_rules.cc
+const std::vector<Rule>& verify_rules();   // rules/verify_rules.cc (ids dlenv verify reports)
+const std::vector<Rule>& system_rules();   // rules/system_rules.cc: WSL, containers, kernel
 const std::vector<Rule>& windows_rules();  // rules/windows_rules.cc
 // no-nvidia-driver on Windows (no nvcuda.dll), called by the rule in rules.cc.
 void windows_no_driver(const RuleContext& c, std::vector<Finding>& out);
-const std::vector<Rule>& system_rules();  // rules/system_rules.cc: WSL, containers, kernel
 
 // Every rule dlenv checks, in evaluation order.
 const std::vector<RuleInfo>& rule_table();
