@@ -208,8 +208,10 @@ Result<CudnnInstallPlan> plan_cudnn_install(const ProbeContext& ctx, const Cudnn
   // The toolkit.
   std::vector<ToolkitCandidate> toolkits = find_cuda_toolkits(ctx);
   std::optional<ToolkitCandidate> chosen;
-  const std::optional<int> want_major =
-      plan.dist.cuda_major ? std::optional<int>(*plan.dist.cuda_major) : std::nullopt;
+  // A plain int beside the flag: GCC 12 -O2 misreads an optional<int> formatted by fmt
+  // as possibly uninitialised (-Wmaybe-uninitialized).
+  const bool want_major = plan.dist.cuda_major.ok();
+  const int want_major_value = want_major ? static_cast<int>(*plan.dist.cuda_major) : 0;
   if (!o.toolkit.empty()) {
     std::string root = logical_toolkit_path(o.toolkit, os);
     if (!fs.is_dir(root)) {
@@ -247,17 +249,17 @@ Result<CudnnInstallPlan> plan_cudnn_install(const ProbeContext& ctx, const Cudnn
   } else {
     std::vector<ToolkitCandidate> match;
     for (const auto& t : toolkits) {
-      if (want_major && t.version && t.version->major() == *want_major) match.push_back(t);
+      if (want_major && t.version && t.version->major() == want_major_value) match.push_back(t);
     }
     auto def = std::find_if(match.begin(), match.end(), [](const auto& t) { return t.is_default; });
     if (match.size() == 1) {
       chosen = match[0];
-      plan.toolkit_reason = fmt::format("the only CUDA {} toolkit found", *want_major);
+      plan.toolkit_reason = fmt::format("the only CUDA {} toolkit found", want_major_value);
     } else if (def != match.end()) {
       chosen = *def;
       plan.toolkit_reason =
           fmt::format("the default toolkit (/usr/local/cuda) among {} CUDA {} toolkits",
-                      match.size(), *want_major);
+                      match.size(), want_major_value);
     } else {
       std::vector<std::string> have;
       for (const auto& t : toolkits) {
@@ -267,24 +269,24 @@ Result<CudnnInstallPlan> plan_cudnn_install(const ProbeContext& ctx, const Cudnn
           match.empty()
               ? fmt::format("no toolkit for CUDA {} was found (found: {}); give one with --toolkit "
                             "DIR or --cuda X.Y",
-                            want_major ? std::to_string(*want_major) : "?",
+                            want_major ? std::to_string(want_major_value) : "?",
                             have.empty() ? "none" : join(have, ", "))
               : fmt::format("{} CUDA {} toolkits match ({}): choose one with --toolkit DIR",
-                            match.size(), *want_major, join(have, ", ")));
+                            match.size(), want_major_value, join(have, ", ")));
       return plan;
     }
   }
   plan.toolkit = chosen->root;
   plan.toolkit_real = chosen->real;
   plan.toolkit_version = chosen->version;
-  if (want_major && chosen->version && chosen->version->major() != *want_major) {
+  if (want_major && chosen->version && chosen->version->major() != want_major_value) {
     std::string why = fmt::format(
         "cuDNN {} in {} was built for CUDA {} ({}), but the toolkit {} is CUDA {}: its "
         "libraries look for the CUDA {} cuBLAS/cuBLASLt, which this toolkit does not have, so "
         "cuDNN would fail to load. Download the _cuda{} archive of cuDNN {}",
-        ver.str(), plan.dist.file_name, *want_major,
+        ver.str(), plan.dist.file_name, want_major_value,
         plan.dist.cuda_evidence.empty() ? "file name" : plan.dist.cuda_evidence.front(),
-        display_path(chosen->root, os), chosen->version->str(), *want_major,
+        display_path(chosen->root, os), chosen->version->str(), want_major_value,
         chosen->version->major(), ver.truncated(3).str());
     if (o.force) {
       plan.warnings.push_back(why + " (installing anyway: --force)");
