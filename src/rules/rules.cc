@@ -718,7 +718,11 @@ std::optional<std::string> explain_text(std::string_view id, const Kb& kb) {
   } else {
     s += sid + " — " + rule->summary + "\n";
   }
-  s += std::string("checked by dlenv doctor: ") + (rule ? "yes" : "not yet") + "\n";
+  if (sid.starts_with("verify-")) {
+    s += "reported by: dlenv verify (from results of real GPU work)\n";
+  } else {
+    s += std::string("checked by dlenv doctor: ") + (rule ? "yes" : "not yet") + "\n";
+  }
   if (cat && !cat->error_text.empty()) {
     s += "\nError text seen:\n";
     for (const auto& e : cat->error_text) {
