@@ -233,7 +233,8 @@ TEST(WindowsLoader, DllLoadDirFlagSearchesTheRootsDirectoryFirst) {
   t.dll("/lib/a.dll", {"b.dll"}).dll("/lib/b.dll").dll("/Windows/System32/b.dll");
   WindowsLoaderSettings s = no_companions();
   s.flags = kLoadLibrarySearchDllLoadDir | kLoadLibrarySearchSystem32;
-  const auto& b = find(t.ok("/lib/a.dll", s), "b.dll");
+  const auto tree = t.ok("/lib/a.dll", s);  // keep the tree: find() returns a reference into it
+  const auto& b = find(tree, "b.dll");
   EXPECT_EQ(b.rule, SearchRule::dll_load_dir);
   ASSERT_EQ(b.shadowed.size(), 1u);
   EXPECT_EQ(b.shadowed[0].rule, SearchRule::system32);
@@ -245,7 +246,8 @@ TEST(WindowsLoader, SetDllDirectoryReplacesTheCurrentDirectory) {
   WindowsLoaderSettings s = no_companions();
   s.current_dir = "/cwd";
   s.dll_directory = "C:\\extra";
-  const auto& x = find(t.ok("/app/prog.exe", s), "x.dll");
+  const auto tree = t.ok("/app/prog.exe", s);  // keep the tree: find() returns a reference into it
+  const auto& x = find(tree, "x.dll");
   EXPECT_EQ(x.rule, SearchRule::user_dirs);
   EXPECT_EQ(x.rule_detail, "SetDllDirectory");
   EXPECT_TRUE(x.shadowed.empty());  // the current directory is no longer searched
