@@ -160,6 +160,9 @@ Facts collect_facts(const ProbeContext& ctx, const ProbeOptions& options) {
     f.windows = std::move(win);
     f.timing.ms["windows_runtime"] = ms_since(t0);
   }
+  t0 = Clock::now();
+  f.loader = probe_loader_facts(ctx, loader, f);
+  f.timing.ms["loader"] = ms_since(t0);
 
   if (live.valid()) {
     t0 = Clock::now();

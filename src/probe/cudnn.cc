@@ -4,7 +4,6 @@
 // and (live) cudnnGetVersion, plus the CUDA major it was built for.
 #include <algorithm>
 #include <regex>
-#include <set>
 
 #include "binfmt/elf.h"
 #include "platform/dynamic_library.h"
@@ -59,40 +58,6 @@ void add_candidate(std::vector<Candidate>& out, const FileSystem& fs, Candidate 
     }
   }
   out.push_back(std::move(c));
-}
-
-// site-packages directories worth scanning without running Python.
-std::vector<std::string> site_packages_dirs(const ProbeContext& ctx) {
-  const FileSystem& fs = ctx.fs;
-  std::vector<std::string> prefixes = {"/usr", "/usr/local"};
-  for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"}) {
-    if (auto v = ctx.env.get(var); v && !v->empty()) prefixes.push_back(*v);
-  }
-  if (auto p = ctx.env.get("PATH")) {
-    for (const auto& dir : split_path_list(*p, ':')) {
-      if (fs.exists(path_join(dir, "python3")) || fs.exists(path_join(dir, "python"))) {
-        prefixes.push_back(path_dirname(dir));
-      }
-    }
-  }
-  if (auto home = ctx.env.get("HOME"); home && !home->empty()) {
-    prefixes.push_back(path_join(*home, ".local"));
-  }
-  std::vector<std::string> out;
-  std::set<std::string> seen;
-  for (const auto& prefix : prefixes) {
-    std::string lib = path_join(prefix, "lib");
-    auto entries = fs.list_dir(lib);
-    if (!entries) continue;
-    for (const auto& e : *entries) {
-      if (!starts_with(e.name, "python3")) continue;
-      for (const char* sp : {"site-packages", "dist-packages"}) {
-        std::string d = path_join(path_join(lib, e.name), sp);
-        if (fs.is_dir(d) && seen.insert(fs.real_path(d).value_or(d)).second) out.push_back(d);
-      }
-    }
-  }
-  return out;
 }
 
 using CudnnGetVersionFn = size_t (*)();
@@ -207,7 +172,8 @@ std::vector<CudnnCopy> probe_cudnn(const ProbeContext& ctx, const LoaderConfig& 
   if (auto conda = ctx.env.get("CONDA_PREFIX"); conda && !conda->empty()) {
     add_candidate(cands, fs, {path_join(*conda, "lib"), "conda env", "", ""});
   }
-  for (const auto& site : site_packages_dirs(ctx)) {
+  // The Python probe's discovery (interpreters on PATH, --python, venvs, conda, pyenv).
+  for (const auto& site : python_site_packages(ctx, options)) {
     add_candidate(cands, fs, {path_join(site, "nvidia/cudnn/lib"), "pip wheel", "", site});
   }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "probe/fact.h"
+#include "probe/loader_facts.h"
 #include "probe/python_facts.h"
 #include "probe/system_facts.h"
 #include "probe/windows_facts.h"
@@ -153,6 +154,7 @@ struct Facts {
   std::vector<PythonEnv> python;  // one per environment found
   SystemFacts system;  // WSL, container, Docker host, kernel, host compiler (probe/system.cc)
   std::optional<WindowsFacts> windows;  // only for --os windows (probe/windows_*.cc)
+  LoaderFacts loader;  // what the loader models resolve (probe/loader_facts.cc)
   ProbeTiming timing;
 };
 

@@ -13,6 +13,7 @@
 #include "platform/filesystem.h"
 #include "platform/registry.h"
 #include "probe/facts.h"
+#include "probe/loader_model.h"
 
 namespace dlenv {
 
@@ -51,6 +52,9 @@ struct LoaderConfig {
 };
 
 LoaderConfig read_loader_config(const ProbeContext& ctx);
+// Settings for the loader model (probe/loader_model.h) from that configuration: dlopen by
+// name the way ld.so does, without run-time companions or symbol checks.
+LinuxLoaderSettings linux_loader_settings(const LoaderConfig& loader);
 
 HostFacts probe_host(const ProbeContext& ctx);
 EnvFacts probe_env(const ProbeContext& ctx);
@@ -90,6 +94,13 @@ Fact<std::string> probe_glibc(const ProbeContext& ctx, const LoaderConfig& loade
 // --deep: runs every interpreter found (in parallel, each with the timeout) with the
 // probe script embedded in the binary and fills PythonEnv::deep. Never hangs.
 void probe_python_deep(std::vector<PythonEnv>& envs, std::chrono::milliseconds timeout);
+
+// The loads doctor reasons about, modelled by the loader models on the files (after
+// the cuDNN, toolkit, Python and Windows facts): LD_PRELOAD, LD_LIBRARY_PATH entries,
+// cuDNN copies with their run-time sub-libraries, CUDA libraries opened by name, and
+// (Windows) framework extension modules imported by Python >= 3.8 (probe/loader_facts.cc).
+LoaderFacts probe_loader_facts(const ProbeContext& ctx, const LoaderConfig& loader,
+                               const Facts& facts);
 
 // Everything, with the live NVML/libcuda work overlapped with the file probes.
 Facts collect_facts(const ProbeContext& ctx, const ProbeOptions& options);

@@ -1062,6 +1062,10 @@ struct Signature {
 };
 // Error-text signatures from the failure catalog -> finding id.
 const Signature kSignatures[] = {
+    // CUDA errors 802 and 804 as torch / CuPy word them (checked in rules/catalog_rules.cc).
+    {"system not yet initialized", "fabric-manager-missing-802"},
+    {"forward compatibility was attempted on non supported hw", "forward-compat-unsupported-804"},
+    {"cudaerrorcompatnotsupportedondevice", "forward-compat-unsupported-804"},
     {"torch not compiled with cuda enabled", "torch-cpu-build-installed"},
     {"no kernel image is available", "no-kernel-image-new-gpu"},
     {"is not compatible with the current pytorch installation", "no-kernel-image-new-gpu"},
@@ -1207,7 +1211,10 @@ const std::vector<Rule>& python_rules() {
         {{"cupy-cuda-major-mismatch", "python", Severity::error, "", "", ""}, cupy_major},
         {{"ctranslate2-cudnn8-vs-9", "python", Severity::error, "", "", ""}, ctranslate2_cudnn},
         {{"pip-cudnn-vs-system-cudnn-symbols", "python", Severity::error, "", "", ""},
-         pip_vs_system_cudnn},
+         [](const Ctx& c, Findings& out) {
+           pip_vs_system_cudnn(c, out);
+           loader_preload_cudnn(c, out);  // LD_PRELOAD cuDNN (rules/loader_rules.cc)
+         }},
         {{"ide-interpreter-differs-from-shell", "python", Severity::warning,
           "The IDE runs a different Python than the shell, and only one has a GPU build",
           "PyCharm and VS Code run the interpreter configured for the project (PyCharm: the SDK "

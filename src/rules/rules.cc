@@ -5,30 +5,13 @@
 #include <map>
 #include <set>
 
+#include "rules/rule_helpers.h"
 #include "util/strings.h"
 
 namespace dlenv {
 namespace {
 
-using Findings = std::vector<Finding>;
-
-using Ctx = RuleContext;
-
-Evidence ev(std::string fact, std::string source) {
-  return {std::move(fact), std::move(source)};
-}
-FixStep step(std::string text, std::string command = {}) {
-  return {std::move(text), command, command.empty() ? "" : "sh"};
-}
-
-Finding make(const char* id, Severity sev, const char* layer, std::string title) {
-  Finding x;
-  x.id = id;
-  x.severity = sev;
-  x.layer = layer;
-  x.title = std::move(title);
-  return x;
-}
+using namespace rule_helpers;
 
 std::string vstr(const Fact<Version>& v) {
   return v ? v->str() : "unknown";
@@ -556,22 +539,7 @@ void cudnn_vs_toolkit(const Ctx& c, Findings& out) {
 
 void cudnn_incomplete(const Ctx& c, Findings& out) {
   if (c.os == Os::windows) return;  // rules/windows_rules.cc reports Windows copies
-  for (const auto& k : c.f.cudnn) {
-    if (k.sublibraries_missing.empty()) continue;
-    Finding x = make("cudnn-sublibrary-missing", Severity::error, "cudnn",
-                     "cuDNN " + std::to_string(k.major) + " in " + k.dir +
-                         " is incomplete: " + std::to_string(k.sublibraries_missing.size()) +
-                         " of its libraries are missing");
-    x.evidence.push_back(ev("missing: " + join(k.sublibraries_missing, ", "), k.dir));
-    if (!k.sublibraries_present.empty()) {
-      x.evidence.push_back(ev("present: " + join(k.sublibraries_present, ", "), k.dir));
-    }
-    x.fix.push_back(step("copy every lib/libcudnn*.so* file of the same cuDNN archive into " +
-                         k.dir +
-                         " (the main library loads the others at run time: the first convolution "
-                         "fails otherwise)"));
-    out.push_back(std::move(x));
-  }
+  loader_cudnn_incomplete(c, out);  // rules/loader_rules.cc: decided by the loader model
 }
 
 void cudnn_mixed(const Ctx& c, Findings& out) {
@@ -613,7 +581,11 @@ const std::vector<Rule>& rules() {
          module_not_loaded},
         {{"nouveau-or-nova-owns-gpu", "driver", Severity::error, "", "", ""}, nouveau},
         {{"nvml-driver-library-mismatch", "driver", Severity::error, "", "", ""}, version_mismatch},
-        {{"libcuda-stub-loaded", "driver", Severity::error, "", "", ""}, stub_loaded},
+        {{"libcuda-stub-loaded", "driver", Severity::error, "", "", ""},
+         [](const Ctx& c, Findings& out) {
+           stub_loaded(c, out);
+           loader_preload_stub(c, out);  // LD_PRELOAD / ld.so.preload (rules/loader_rules.cc)
+         }},
         {{"dev-nvidia-permissions", "driver", Severity::error, "", "", ""}, device_nodes},
         {{"cuda-unknown-error-uvm", "driver", Severity::warning, "", "", ""}, nullptr},
         {{"container-started-without-gpus", "driver", Severity::error, "", "", ""}, nullptr},
@@ -668,6 +640,8 @@ const std::vector<Rule>& rules() {
     for (const auto& r : verify_rules()) t.push_back(r);
     for (const auto& r : system_rules()) t.push_back(r);
     for (const auto& r : windows_rules()) t.push_back(r);
+    for (const auto& r : loader_rules()) t.push_back(r);
+    for (const auto& r : catalog_rules()) t.push_back(r);
     return t;
   }();
   (void)cudnn_without_header_version;

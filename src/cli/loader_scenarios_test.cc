@@ -1,0 +1,364 @@
+// Scenarios for the rules decided by the loader models (rules/loader_rules.cc):
+// trees with real ELF / PE files (built by binfmt's test builders), run through
+// `dlenv doctor --root DIR --os linux|windows --env-file FILE --json` in-process.
+// Each rule fires on one tree and stays quiet on a tree that differs only in what
+// the loader would resolve.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "binfmt/pe_test_builder.h"
+#include "binfmt/test_builders.h"
+#include "cli/cli_test_support.h"
+
+namespace dlenv {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::CliRun;
+using testing::run_cli;
+
+std::string as_string(const std::vector<uint8_t>& b) {
+  return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+}
+
+class Tree : public testing::SysrootBase<Tree> {
+ public:
+  Tree() : SysrootBase("loader-scenario") {}
+
+  // An ELF shared library `dir/real` with `soname` (and the soname link to it).
+  Tree& so(const std::string& dir, const std::string& real, const std::string& soname,
+           std::optional<std::string> runpath = std::nullopt) {
+    testbuild::ElfSpec spec;
+    spec.soname = soname;
+    spec.runpath = std::move(runpath);
+    file(dir + "/" + real, as_string(testbuild::build_elf(spec).bytes));
+    if (real != soname) link(dir + "/" + soname, real);
+    return *this;
+  }
+  // cuDNN `version` ("8.9.7", "9.1.0") in `dir`: every library the KB lists, except `skip`.
+  Tree& cudnn(const std::string& dir, const std::string& version, bool runpath_origin,
+              const std::string& skip = "") {
+    const std::string major = version.substr(0, version.find('.'));
+    std::vector<std::string> subs =
+        major == "8"
+            ? std::vector<std::string>{"",           "_ops_infer", "_ops_train", "_cnn_infer",
+                                       "_cnn_train", "_adv_infer", "_adv_train"}
+            : std::vector<std::string>{"",
+                                       "_graph",
+                                       "_ops",
+                                       "_cnn",
+                                       "_adv",
+                                       "_engines_precompiled",
+                                       "_engines_runtime_compiled",
+                                       "_heuristic"};
+    for (const auto& sub : subs) {
+      const std::string soname = "libcudnn" + sub + ".so." + major;
+      if (soname == skip) continue;
+      so(dir, "libcudnn" + sub + ".so." + version, soname,
+         runpath_origin ? std::optional<std::string>("$ORIGIN") : std::nullopt);
+    }
+    return *this;
+  }
+  Tree& env(const std::string& text) { return file("/env", text); }
+
+  // A PE image (x64 or x86) with a file version, imports ("dll" -> functions) and exports.
+  Tree& dll(const std::string& path, std::array<uint16_t, 4> version = {1, 0, 0, 0},
+            const std::vector<std::pair<std::string, std::vector<std::string>>>& imports = {},
+            const std::vector<std::string>& exports = {}, bool x64 = true, bool is_dll = true) {
+    testbuild::PeSpec spec;
+    spec.is64 = x64;
+    spec.machine = x64 ? 0x8664 : 0x14c;
+    spec.dll = is_dll;
+    spec.imports = imports;
+    if (!exports.empty()) {
+      spec.export_name = path.substr(path.rfind('/') + 1);
+      for (const auto& e : exports) spec.exports.push_back({e, ""});
+    }
+    spec.version_resource = true;
+    for (size_t i = 0; i < 4; ++i) spec.file_version[i] = version[i];
+    return file(path, as_string(testbuild::build_pe(spec).bytes));
+  }
+
+  json doctor(Os os) const {
+    std::vector<std::string> args = {
+        "doctor", "--root", root().string(), "--os", os == Os::windows ? "windows" : "linux",
+        "--json"};
+    if (fs::exists(at("/env"))) {
+      args.push_back("--env-file");
+      args.push_back(at("/env").string());
+    }
+    CliRun r = run_cli(args);
+    auto j = json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << r.out << r.err;
+    return j;
+  }
+};
+
+std::set<std::string> ids(const json& j) {
+  std::set<std::string> out;
+  for (const auto& f : j["findings"]) out.insert(f["id"].get<std::string>());
+  return out;
+}
+
+// Every string inside `j`, unescaped, one per line (for "contains" checks).
+std::string text(const json& j) {
+  if (j.is_string()) return j.get<std::string>() + "\n";
+  std::string out;
+  if (j.is_structured()) {
+    for (const auto& x : j) out += text(x);
+  }
+  return out;
+}
+
+const json* finding(const json& j, const std::string& id) {
+  for (const auto& f : j["findings"]) {
+    if (f["id"] == id) return &f;
+  }
+  return nullptr;
+}
+
+// ---- Linux -----------------------------------------------------------------------------
+
+const std::string kLinuxLib = "/usr/lib/x86_64-linux-gnu";
+
+TEST(LoaderScenario, PreloadedLibcudaStubIsReported) {
+  Tree t;
+  t.so(kLinuxLib, "libcuda.so.580.95.05", "libcuda.so.1");
+  t.so("/usr/local/cuda-13.0/lib64/stubs", "libcuda.so", "libcuda.so.1");
+  t.env("LD_PRELOAD=/usr/local/cuda-13.0/lib64/stubs/libcuda.so\n");
+  json j = t.doctor(Os::linux);
+  const json* f = finding(j, "libcuda-stub-loaded");
+  ASSERT_NE(f, nullptr) << j["findings"].dump(2);
+  EXPECT_EQ((*f)["severity"], "error");
+  EXPECT_NE((*f)["title"].get<std::string>().find("LD_PRELOAD"), std::string::npos);
+  EXPECT_NE(text((*f)["evidence"]).find("/usr/local/cuda-13.0/lib64/stubs/libcuda.so"),
+            std::string::npos)
+      << f->dump(2);
+
+  Tree etc;  // the same through /etc/ld.so.preload
+  etc.so(kLinuxLib, "libcuda.so.580.95.05", "libcuda.so.1");
+  etc.so("/usr/local/cuda-13.0/lib64/stubs", "libcuda.so", "libcuda.so.1");
+  etc.file("/etc/ld.so.preload", "# site\n/usr/local/cuda-13.0/lib64/stubs/libcuda.so\n");
+  const json* g = finding(etc.doctor(Os::linux), "libcuda-stub-loaded");
+  ASSERT_NE(g, nullptr);
+  EXPECT_NE(text((*g)["fix"]).find("/etc/ld.so.preload"), std::string::npos) << g->dump(2);
+}
+
+TEST(LoaderScenario, PreloadingTheRealDriverIsNotAStub) {
+  Tree t;
+  t.so(kLinuxLib, "libcuda.so.580.95.05", "libcuda.so.1");
+  t.so("/usr/local/cuda-13.0/lib64/stubs", "libcuda.so", "libcuda.so.1");
+  t.env("LD_PRELOAD=libcuda.so.1\n");  // a bare name: searched, finds the real one
+  EXPECT_FALSE(ids(t.doctor(Os::linux)).count("libcuda-stub-loaded"));
+}
+
+TEST(LoaderScenario, PreloadedCudnnOfAnotherVersionShadowsTheOtherCopy) {
+  Tree t;
+  t.cudnn(kLinuxLib, "9.10.2", true);
+  t.cudnn("/opt/cudnn/lib", "9.1.0", true);
+  t.env("LD_PRELOAD=/opt/cudnn/lib/libcudnn.so.9\n");
+  json j = t.doctor(Os::linux);
+  const json* f = finding(j, "pip-cudnn-vs-system-cudnn-symbols");
+  ASSERT_NE(f, nullptr) << j["findings"].dump(2);
+  EXPECT_NE((*f)["title"].get<std::string>().find("LD_PRELOAD forces cuDNN 9.1.0"),
+            std::string::npos)
+      << f->dump(2);
+  // The loader model's by-name resolution names the preload as the reason.
+  EXPECT_NE(text((*f)["evidence"]).find("preloaded in the process"), std::string::npos)
+      << f->dump(2);
+
+  Tree same;  // the preloaded copy is the only one: nothing to mix
+  same.cudnn("/opt/cudnn/lib", "9.1.0", true);
+  same.env("LD_PRELOAD=/opt/cudnn/lib/libcudnn.so.9\nCUDNN_HOME=/opt/cudnn\n");
+  EXPECT_FALSE(ids(same.doctor(Os::linux)).count("pip-cudnn-vs-system-cudnn-symbols"));
+}
+
+TEST(LoaderScenario, LdLibraryPathEntriesThatAreNotFixedDirectories) {
+  Tree t;
+  t.env("LD_LIBRARY_PATH=$ORIGIN/../lib::lib:/usr/local/cuda/lib64:$CUDA_HOME/lib64\n");
+  json j = t.doctor(Os::linux);
+  const json* f = finding(j, "ld-library-path-unfixed-entry");
+  ASSERT_NE(f, nullptr) << j["findings"].dump(2);
+  EXPECT_EQ((*f)["severity"], "warning");
+  const std::string e = text((*f)["evidence"]);
+  for (const char* part : {"entry 1 '$ORIGIN/../lib'", "entry 2 ''", "entry 3 'lib'",
+                           "entry 5 '$CUDA_HOME/lib64'", "program's executable"}) {
+    EXPECT_NE(e.find(part), std::string::npos) << part << "\n" << f->dump(2);
+  }
+  EXPECT_EQ(e.find("entry 4"), std::string::npos) << f->dump(2);
+  EXPECT_NE(text((*f)["fix"]).find("export LD_LIBRARY_PATH='/usr/local/cuda/lib64'"),
+            std::string::npos)
+      << f->dump(2);
+
+  Tree ok;
+  ok.env("LD_LIBRARY_PATH=/usr/local/cuda/lib64:/opt/x/lib\n");
+  EXPECT_FALSE(ids(ok.doctor(Os::linux)).count("ld-library-path-unfixed-entry"));
+}
+
+// cuDNN 8's main library has no RUNPATH: its sub-libraries, all present beside it,
+// are found only when the directory is searched (LD_LIBRARY_PATH, the cache).
+TEST(LoaderScenario, CudnnSublibrariesPresentButNotResolvableAreMissing) {
+  Tree t;
+  t.cudnn("/opt/cudnn8/lib", "8.9.7", false);
+  t.env("CUDNN_HOME=/opt/cudnn8\n");
+  json j = t.doctor(Os::linux);
+  const json* f = finding(j, "cudnn-sublibrary-missing");
+  ASSERT_NE(f, nullptr) << j["findings"].dump(2);
+  EXPECT_NE(text((*f)["evidence"]).find("present in /opt/cudnn8/lib but not resolvable"),
+            std::string::npos)
+      << f->dump(2);
+  EXPECT_NE(text((*f)["fix"]).find("ldconfig"), std::string::npos);
+
+  Tree on_path;  // the same files, the directory on LD_LIBRARY_PATH: resolved
+  on_path.cudnn("/opt/cudnn8/lib", "8.9.7", false);
+  on_path.env("CUDNN_HOME=/opt/cudnn8\nLD_LIBRARY_PATH=/opt/cudnn8/lib\n");
+  json k = on_path.doctor(Os::linux);
+  EXPECT_FALSE(ids(k).count("cudnn-sublibrary-missing")) << k["findings"].dump(2);
+
+  Tree v9;  // cuDNN 9 has DT_RUNPATH $ORIGIN: found beside it without any search path
+  v9.cudnn("/opt/cudnn9/lib", "9.1.0", true);
+  v9.env("CUDNN_HOME=/opt/cudnn9\n");
+  EXPECT_FALSE(ids(v9.doctor(Os::linux)).count("cudnn-sublibrary-missing"));
+}
+
+TEST(LoaderScenario, CudnnSublibraryAbsentIsMissingAndOneResolvedElsewhereIsNot) {
+  Tree t;
+  t.cudnn("/opt/cudnn9/lib", "9.1.0", true, "libcudnn_cnn.so.9");
+  t.env("CUDNN_HOME=/opt/cudnn9\n");
+  const json* f = finding(t.doctor(Os::linux), "cudnn-sublibrary-missing");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(text((*f)["evidence"]).find("missing: libcudnn_cnn.so.9"), std::string::npos)
+      << f->dump(2);
+
+  Tree elsewhere;  // absent beside the main library, but LD_LIBRARY_PATH supplies it
+  elsewhere.cudnn("/opt/cudnn9/lib", "9.1.0", true, "libcudnn_cnn.so.9");
+  elsewhere.so("/opt/extra", "libcudnn_cnn.so.9.1.0", "libcudnn_cnn.so.9", "$ORIGIN");
+  elsewhere.env("CUDNN_HOME=/opt/cudnn9\nLD_LIBRARY_PATH=/opt/extra\n");
+  json k = elsewhere.doctor(Os::linux);
+  for (const auto& x : k["findings"]) {
+    if (x["id"] != "cudnn-sublibrary-missing") continue;
+    // Only the copy in /opt/extra itself (a lone sub-library) may be reported.
+    EXPECT_EQ(x["title"].get<std::string>().find("/opt/cudnn9/lib"), std::string::npos)
+        << x.dump(2);
+  }
+}
+
+// ---- Windows ---------------------------------------------------------------------------
+
+const std::string kTk = "/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v11.8";
+const std::string kTkWin = "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8";
+
+// CUDA 11.8 with cuDNN `v` (8.x) in `bin`; the sub-DLLs import zlibwapi.dll.
+void cuda118(Tree& t, const std::string& bin, std::array<uint16_t, 4> v = {8, 9, 7, 29}) {
+  t.dll("/Windows/System32/nvcuda.dll", {31, 0, 15, 2849});
+  t.file(kTk + "/version.json", "{\"cuda\": {\"name\": \"CUDA SDK\", \"version\": \"11.8.0\"}}\n");
+  t.dll(kTk + "/bin/cudart64_110.dll", {6, 14, 11, 11080});
+  t.dll(kTk + "/bin/cublas64_11.dll", {6, 14, 11, 11080}, {}, {"f"});
+  t.dll(kTk + "/bin/cublasLt64_11.dll", {6, 14, 11, 11080}, {}, {"f"});
+  for (const char* n : {"cudnn64_8.dll", "cudnn_ops_infer64_8.dll", "cudnn_ops_train64_8.dll",
+                        "cudnn_cnn_infer64_8.dll", "cudnn_cnn_train64_8.dll",
+                        "cudnn_adv_infer64_8.dll", "cudnn_adv_train64_8.dll"}) {
+    if (std::string(n) == "cudnn64_8.dll") {
+      t.dll(bin + "/" + n, v, {{"KERNEL32.dll", {"f"}}});
+    } else {
+      t.dll(bin + "/" + n, v, {{"cublas64_11.dll", {"f"}}, {"zlibwapi.dll", {"f"}}});
+    }
+  }
+}
+
+TEST(LoaderScenario, WindowsThirtyTwoBitZlibwapiFirstOnPathIs193) {
+  Tree t;
+  cuda118(t, kTk + "/bin");
+  t.dll(kTk + "/bin/zlibwapi.dll", {1, 2, 3, 0}, {}, {"f"});
+  t.dll("/Tools/zlibwapi.dll", {1, 2, 3, 0}, {}, {"f"}, /*x64=*/false);
+  t.env("PATH=C:\\Tools;" + kTkWin + "\\bin;C:\\Windows\\system32\nSystemRoot=C:\\Windows\n");
+  json j = t.doctor(Os::windows);
+  const json* f = finding(j, "win-dll-wrong-bitness-193");
+  ASSERT_NE(f, nullptr) << j["findings"].dump(2);
+  EXPECT_NE((*f)["title"].get<std::string>().find("zlibwapi.dll in C:\\Tools is x86"),
+            std::string::npos)
+      << f->dump(2);
+  // The x64 copy further down PATH is named as the way out.
+  EXPECT_NE(text((*f)["evidence"]).find("v11.8\\bin\\zlibwapi.dll"), std::string::npos)
+      << f->dump(2);
+
+  Tree ok;  // the same tree with an x64 zlibwapi.dll in C:\Tools
+  cuda118(ok, kTk + "/bin");
+  ok.dll("/Tools/zlibwapi.dll", {1, 2, 3, 0}, {}, {"f"});
+  ok.env("PATH=C:\\Tools;" + kTkWin + "\\bin;C:\\Windows\\system32\nSystemRoot=C:\\Windows\n");
+  json k = ok.doctor(Os::windows);
+  EXPECT_FALSE(ids(k).count("win-dll-wrong-bitness-193")) << k["findings"].dump(2);
+  EXPECT_FALSE(ids(k).count("win-cudnn-mixed-versions-127")) << k["findings"].dump(2);
+}
+
+// cudnn64_8.dll 8.9.7 alone in C:\New (first on PATH), a complete 8.2.4 set in the
+// toolkit: the sub-DLLs come from the older release.
+TEST(LoaderScenario, WindowsCudnnMainAndSubDllsFromDifferentReleasesIs127) {
+  Tree t;
+  cuda118(t, kTk + "/bin", {8, 2, 4, 15});
+  t.dll(kTk + "/bin/zlibwapi.dll", {1, 2, 3, 0}, {}, {"f"});
+  t.dll("/New/cudnn64_8.dll", {8, 9, 7, 29}, {{"KERNEL32.dll", {"f"}}});
+  t.env("PATH=C:\\New;" + kTkWin + "\\bin;C:\\Windows\\system32\nSystemRoot=C:\\Windows\n");
+  json j = t.doctor(Os::windows);
+  const json* f = finding(j, "win-cudnn-mixed-versions-127");
+  ASSERT_NE(f, nullptr) << j["findings"].dump(2);
+  const std::string e = text((*f)["evidence"]);
+  EXPECT_NE(e.find("cudnn64_8.dll 8.9.7.29 from C:\\New"), std::string::npos) << f->dump(2);
+  EXPECT_NE(e.find("cudnn_cnn_infer64_8.dll 8.2.4.15"), std::string::npos) << f->dump(2);
+
+  Tree ok;  // C:\New holds the whole 8.9.7 set: the older one is only shadowed
+  cuda118(ok, kTk + "/bin", {8, 2, 4, 15});
+  cuda118(ok, "/New");
+  ok.dll(kTk + "/bin/zlibwapi.dll", {1, 2, 3, 0}, {}, {"f"});
+  ok.env("PATH=C:\\New;" + kTkWin + "\\bin;C:\\Windows\\system32\nSystemRoot=C:\\Windows\n");
+  json k = ok.doctor(Os::windows);
+  EXPECT_FALSE(ids(k).count("win-cudnn-mixed-versions-127")) << k["findings"].dump(2);
+}
+
+// ctranslate2's extension module needs cuBLAS/cuDNN DLLs that only the CUDA toolkit on
+// PATH has: Python 3.10 does not search PATH for them.
+void ct2(Tree& t, bool bundled) {
+  cuda118(t, kTk + "/bin");
+  t.dll(kTk + "/bin/zlibwapi.dll", {1, 2, 3, 0}, {}, {"f"});
+  t.dll("/Python310/python.exe", {3, 10, 11, 0}, {}, {}, true, false);
+  t.dll("/Python310/python310.dll", {3, 10, 11, 0}, {}, {"f"});
+  const std::string site = "/Python310/Lib/site-packages";
+  t.file(site + "/ctranslate2-3.24.0.dist-info/METADATA",
+         "Metadata-Version: 2.1\nName: ctranslate2\nVersion: 3.24.0\n");
+  const std::string pkg = site + "/ctranslate2";
+  t.dll(pkg + "/_ext.cp310-win_amd64.pyd", {3, 24, 0, 0},
+        {{"python310.dll", {"f"}}, {"ctranslate2.dll", {"f"}}});
+  t.dll(pkg + "/ctranslate2.dll", {3, 24, 0, 0},
+        {{"cublas64_11.dll", {"f"}}, {"cudnn64_8.dll", {"f"}}}, {"f"});
+  if (bundled) {
+    t.dll(pkg + "/cublas64_11.dll", {6, 14, 11, 11080}, {}, {"f"});
+    t.dll(pkg + "/cudnn64_8.dll", {8, 9, 7, 29}, {}, {"f"});
+  }
+  t.env("PATH=" + kTkWin + "\\bin;C:\\Python310;C:\\Windows\\system32\nSystemRoot=C:\\Windows\n");
+}
+
+TEST(LoaderScenario, WindowsPython38ExtensionWhoseCudaDllsAreOnlyOnPath) {
+  Tree t;
+  ct2(t, false);
+  json j = t.doctor(Os::windows);
+  const json* f = finding(j, "win-py38-path-not-searched");
+  ASSERT_NE(f, nullptr) << j["findings"].dump(2);
+  const std::string e = text((*f)["evidence"]);
+  EXPECT_NE(e.find("needs cublas64_11.dll (through ctranslate2.dll)"), std::string::npos)
+      << f->dump(2);
+  EXPECT_NE(text((*f)["fix"]).find("os.add_dll_directory(r'" + kTkWin), std::string::npos)
+      << f->dump(2);
+
+  Tree ok;  // the wheel bundles them beside its extension module
+  ct2(ok, true);
+  json k = ok.doctor(Os::windows);
+  EXPECT_FALSE(ids(k).count("win-py38-path-not-searched")) << k["findings"].dump(2);
+}
+
+}  // namespace
+}  // namespace dlenv

@@ -1,0 +1,409 @@
+// Loader facts for doctor: the loads a process on this machine would really
+// make, modelled on the files of the analysed tree by the Linux and Windows
+// loader models (never executed, never loaded), plus the preload lists and the
+// LD_LIBRARY_PATH entries that are not fixed directories.
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "binfmt/elf.h"
+#include "binfmt/pe.h"
+#include "probe/loader_model.h"
+#include "probe/loader_model_win.h"
+#include "probe/probe.h"
+#include "probe/windows.h"
+#include "util/strings.h"
+
+namespace dlenv {
+namespace {
+
+// At most this many extension modules are modelled per framework (the GPU ones
+// are found within the first few; a bound keeps doctor fast on huge trees).
+constexpr size_t kMaxExtensionsPerFramework = 12;
+
+ResolvedLib flatten(const LoadTree& tree, const LoadedObject& o, bool windows) {
+  ResolvedLib r;
+  r.name = o.name;
+  if (o.parent >= 0 && static_cast<size_t>(o.parent) < tree.objects.size()) {
+    const auto& p = tree.objects[static_cast<size_t>(o.parent)];
+    r.requester = path_basename(p.path.value_or(p.name));
+  }
+  if (o.path && !o.missing) r.path = *o.path;
+  r.rule = std::string(search_rule_name(o.rule));
+  r.rule_detail = o.rule_detail;
+  r.version = o.version;
+  if (windows && o.pe) r.machine = pe_machine_name(o.pe->machine);
+  r.companion = o.companion;
+  r.delay_load = o.delay_load;
+  r.missing = o.missing;
+  r.wrong_class = o.wrong_class;
+  r.win_error = o.win_error;
+  r.family_mismatch = o.family_mismatch;
+  r.missing_imports = o.missing_imports;
+  for (const auto& s : o.shadowed) r.shadowed.push_back(s.path);
+  r.problem = o.problem;
+  return r;
+}
+
+void take_tree(LoadContext& c, const Result<LoadTree>& tree, bool windows) {
+  if (!tree) {
+    c.error = tree.error().message;
+    return;
+  }
+  for (const auto& o : tree->objects) c.libs.push_back(flatten(*tree, o, windows));
+}
+
+// ---- Linux -------------------------------------------------------------------------
+
+std::string real_version(const FileSystem& fs, const std::string& path) {
+  std::string base = path_basename(fs.real_path(path).value_or(path));
+  auto pos = base.find(".so.");
+  return pos == std::string::npos ? "" : base.substr(pos + 4);
+}
+
+LinuxLoaderSettings linux_settings(const LoaderConfig& loader) {
+  LinuxLoaderSettings ls;
+  ls.ld_library_path = loader.ld_library_path;
+  ls.cache = loader.cache;
+  ls.conf_dirs = loader.conf_dirs;
+  ls.symbols = false;
+  return ls;
+}
+
+// LD_PRELOAD (separated by spaces or colons) and /etc/ld.so.preload (white space).
+void read_preload(const ProbeContext& ctx, const LoaderConfig& loader, LoaderFacts& out) {
+  std::vector<std::pair<std::string, std::string>> entries;  // entry, source
+  if (auto v = ctx.env.get("LD_PRELOAD")) {
+    std::string s = *v;
+    std::replace(s.begin(), s.end(), ':', ' ');
+    for (const auto& e : split(s, ' ')) {
+      if (!trim(e).empty()) entries.emplace_back(std::string(trim(e)), "LD_PRELOAD");
+    }
+  }
+  if (auto text = ctx.fs.read_file("/etc/ld.so.preload")) {
+    std::string s = *text;
+    for (char& ch : s) {
+      if (ch == '\t' || ch == '\n' || ch == '\r' || ch == ':') ch = ' ';
+    }
+    for (const auto& e : split(s, ' ')) {
+      if (!trim(e).empty()) entries.emplace_back(std::string(trim(e)), "/etc/ld.so.preload");
+    }
+  }
+  LinuxLoaderSettings ls = linux_settings(loader);
+  ls.companions = false;
+  for (const auto& [entry, source] : entries) {
+    PreloadEntry p;
+    p.entry = entry;
+    p.source = source;
+    if (entry.find('/') != std::string::npos) {
+      if (ctx.fs.exists(entry)) p.path = entry;
+    } else {
+      // A bare name is searched like a DT_NEEDED entry of the program.
+      auto tree = model_linux_load(ctx.fs, ctx.kb, entry, ls);
+      if (tree && !tree->objects.empty() && tree->objects[0].path && !tree->objects[0].missing) {
+        p.path = *tree->objects[0].path;
+      }
+    }
+    if (!p.path.empty()) {
+      if (auto m = ctx.fs.map_file(p.path)) {
+        auto elf = parse_elf((*m)->bytes(), p.path);
+        if (elf && *elf && (**elf).soname) p.soname = *(**elf).soname;
+      }
+      p.version = real_version(ctx.fs, p.path);
+      p.stub = contains(p.path, "/stubs/");
+    }
+    out.preload.push_back(std::move(p));
+  }
+}
+
+void ld_library_path_issues(const ProbeContext& ctx, LoaderFacts& out) {
+  auto v = ctx.env.get("LD_LIBRARY_PATH");
+  if (!v) return;
+  out.ld_library_path = *v;
+  if (v->empty()) return;
+  auto parts = split(*v, ':', true);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string& e = parts[i];
+    LdPathIssue x;
+    x.entry = e;
+    x.position = static_cast<int>(i + 1);
+    if (e.empty()) {
+      x.kind = "empty";
+      x.meaning =
+          "an empty entry (a leading, trailing or doubled ':') makes ld.so search the current "
+          "directory of whatever program runs";
+    } else if (contains(e, "$ORIGIN") || contains(e, "${ORIGIN}")) {
+      x.kind = "origin";
+      x.meaning =
+          "$ORIGIN in LD_LIBRARY_PATH is the directory of the program's executable (e.g. the "
+          "python binary's bin directory), not of the library that needs a dependency; it is "
+          "ignored entirely for setuid programs";
+    } else if (e[0] == '~' || (e.find('$') != std::string::npos && !contains(e, "$LIB") &&
+                               !contains(e, "${LIB}") && !contains(e, "$PLATFORM") &&
+                               !contains(e, "${PLATFORM}"))) {
+      x.kind = "token";
+      x.meaning =
+          "ld.so does not expand shell variables or '~': the entry is read literally as a "
+          "directory name, which does not exist";
+    } else if (e[0] != '/' && e[0] != '$') {
+      x.kind = "relative";
+      x.meaning =
+          "a relative entry is taken relative to the current directory of whatever program "
+          "runs, so it changes with `cd`";
+    } else {
+      continue;
+    }
+    out.ld_library_path_issues.push_back(std::move(x));
+  }
+}
+
+void linux_contexts(const ProbeContext& ctx, const LoaderConfig& loader, const Facts& f,
+                    LoaderFacts& out) {
+  LinuxLoaderSettings ls = linux_settings(loader);
+  for (const auto& p : out.preload) {
+    if (!p.soname.empty()) ls.preloaded.push_back(p.soname);
+  }
+  // Each cuDNN copy's main library with the sub-libraries it opens at run time.
+  for (const auto& k : f.cudnn) {
+    if (!ctx.fs.exists(k.library)) continue;
+    LoadContext c;
+    c.kind = "cudnn-copy";
+    c.root = k.library;
+    c.label = "cuDNN " + std::to_string(k.major) + " in " + k.dir;
+    take_tree(c, model_linux_load(ctx.fs, ctx.kb, k.library, ls), false);
+    out.contexts.push_back(std::move(c));
+  }
+  // A program that opens the CUDA libraries by name (dlopen from a binary without
+  // RPATH/RUNPATH): what LD_PRELOAD, LD_LIBRARY_PATH and the cache make it take.
+  std::set<std::string> names;
+  for (const auto& k : f.cudnn) names.insert("libcudnn.so." + std::to_string(k.major));
+  for (const auto& t : f.toolkits) {
+    if (!t.version) continue;
+    const std::string m = std::to_string(t.version->major());
+    names.insert("libcublas.so." + m);
+    names.insert("libcudart.so." + m);
+  }
+  names.insert("libcuda.so.1");
+  LinuxLoaderSettings plain = ls;
+  plain.companions = false;
+  for (const auto& n : names) {
+    LoadContext c;
+    c.kind = "by-name";
+    c.root = n;
+    c.label = "a program opening " + n + " by name (dlopen)";
+    take_tree(c, model_linux_load(ctx.fs, ctx.kb, n, plain), false);
+    out.contexts.push_back(std::move(c));
+  }
+}
+
+// ---- Windows -----------------------------------------------------------------------
+
+WindowsLoaderSettings windows_settings(const ProbeContext& ctx) {
+  WindowsLoaderSettings ws;
+  ws.windows_dir = win_windows_dir(ctx);
+  if (auto p = win_env(ctx, "PATH")) {
+    for (const auto& e : win_path_entries(*p)) {
+      std::string l = win_logical(ctx, e);
+      if (!l.empty()) ws.path.push_back(l);
+    }
+  }
+  for (const auto& [k, v] : ctx.env.all()) {
+    if (to_lower(k) == "cuda_path" || starts_with(to_lower(k), "cuda_path_v")) {
+      std::string l = win_logical(ctx, v);
+      if (!l.empty()) ws.hint_dirs.push_back(path_join(l, "bin"));
+    }
+  }
+  return ws;
+}
+
+std::optional<Version> python_version(const PythonEnv& e) {
+  if (!e.version) return std::nullopt;
+  return Version::parse(*e.version);
+}
+
+// The package directory of a framework ("<site>/torch") and the directories its
+// own __init__ registers with os.add_dll_directory.
+struct FrameworkDirs {
+  std::string package_dir;
+  std::vector<std::string> user_dirs;
+};
+
+std::optional<FrameworkDirs> framework_dirs(const ProbeContext& ctx, const PythonEnv& e,
+                                            const FrameworkFacts& fw) {
+  static const std::map<std::string, std::string> import_names = {{"torch", "torch"},
+                                                                  {"tensorflow", "tensorflow"},
+                                                                  {"jax", "jaxlib"},
+                                                                  {"paddle", "paddle"},
+                                                                  {"onnxruntime", "onnxruntime"},
+                                                                  {"cupy", "cupy"},
+                                                                  {"ctranslate2", "ctranslate2"}};
+  auto it = import_names.find(fw.name);
+  if (it == import_names.end()) return std::nullopt;
+  for (const auto& site : e.site_packages) {
+    auto dir = win_child(ctx.fs, site, it->second);
+    if (!dir || !ctx.fs.is_dir(*dir)) continue;
+    FrameworkDirs d;
+    d.package_dir = *dir;
+    if (fw.name == "torch") {
+      // torch/__init__.py (_load_dll_libraries): torch\lib, <prefix>\Library\bin and,
+      // when none of them holds a cudart64*.dll, CUDA_PATH_V<major>_<minor>\bin (else the
+      // default toolkit folder) of the CUDA it was built for.
+      auto lib = win_child(ctx.fs, *dir, "lib");
+      if (lib) d.user_dirs.push_back(*lib);
+      bool cudart = false;
+      if (lib) {
+        if (auto es = ctx.fs.list_dir(*lib)) {
+          for (const auto& x : *es) cudart |= starts_with(to_lower(x.name), "cudart64");
+        }
+      }
+      if (!cudart && fw.cuda) {
+        std::string var = "CUDA_PATH_V" + *fw.cuda;
+        std::replace(var.begin(), var.end(), '.', '_');
+        auto v = win_env(ctx, var);
+        std::string root =
+            v ? win_logical(ctx, *v)
+              : path_join(win_program_files(ctx), "NVIDIA GPU Computing Toolkit/CUDA/v" + *fw.cuda);
+        if (!root.empty()) d.user_dirs.push_back(path_join(root, "bin"));
+      }
+    }
+    if (auto lb = win_find(ctx.fs, path_join(e.prefix, "Library/bin"));
+        lb && (fw.name == "torch" || e.kind == "conda")) {
+      d.user_dirs.push_back(*lb);
+    }
+    return d;
+  }
+  return std::nullopt;
+}
+
+// The extension modules (*.pyd) of a package, its top directory first, then one
+// and two levels down, in name order.
+std::vector<std::string> extension_modules(const FileSystem& fs, const std::string& dir) {
+  std::vector<std::string> out;
+  std::vector<std::string> level = {dir};
+  for (int depth = 0; depth < 3 && out.size() < kMaxExtensionsPerFramework; ++depth) {
+    std::vector<std::string> next;
+    for (const auto& d : level) {
+      auto entries = fs.list_dir(d);
+      if (!entries) continue;
+      std::vector<std::string> names;
+      for (const auto& e : *entries) names.push_back(e.name);
+      std::sort(names.begin(), names.end());
+      for (const auto& n : names) {
+        std::string p = path_join(d, n);
+        if (ends_with(to_lower(n), ".pyd")) {
+          if (out.size() < kMaxExtensionsPerFramework) out.push_back(p);
+        } else if (n != "__pycache__" && n != "include" && n != "test" && n != "tests" &&
+                   fs.is_dir(p)) {
+          next.push_back(p);
+        }
+      }
+    }
+    level = std::move(next);
+  }
+  return out;
+}
+
+// Copies of `name` in the PATH directories (case-insensitive).
+std::vector<std::string> copies_on_path(const ProbeContext& ctx,
+                                        const std::vector<std::string>& path,
+                                        const std::string& name) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const auto& d : path) {
+    if (!seen.insert(to_lower(d)).second) continue;
+    if (auto p = win_child(ctx.fs, d, name)) out.push_back(*p);
+  }
+  return out;
+}
+
+bool cuda_family_dll(std::string_view lower) {
+  for (const char* p : {"cudnn", "cublas", "cudart", "cufft", "curand", "cusolver", "cusparse",
+                        "nvrtc", "nvjitlink", "zlibwapi"}) {
+    if (lower.starts_with(p)) return true;
+  }
+  return false;
+}
+
+void windows_contexts(const ProbeContext& ctx, const Facts& f, LoaderFacts& out) {
+  const WindowsLoaderSettings base = windows_settings(ctx);
+  std::string app_dir;
+  for (const auto& e : f.python) {
+    if (e.interpreter) {
+      app_dir = path_dirname(*e.interpreter);
+      break;
+    }
+  }
+  // The CUDA-family DLLs a program (python.exe) opens by name with the standard search.
+  std::set<std::string> names;
+  for (const auto& k : f.cudnn) names.insert(to_lower(path_basename(k.library)));
+  if (f.windows) {
+    for (const auto& r : f.windows->resolved) {
+      if (ends_with(r.name, ".dll") && cuda_family_dll(r.name) && !starts_with(r.name, "zlib")) {
+        names.insert(r.name);
+      }
+    }
+  }
+  for (const auto& n : names) {
+    WindowsLoaderSettings ws = base;
+    ws.app_dir = app_dir;
+    LoadContext c;
+    c.kind = "by-name";
+    c.root = n;
+    c.label = (app_dir.empty() ? std::string("a program") : "python.exe") + " loading " + n +
+              " by name (standard search: application directory, System32, Windows, PATH)";
+    take_tree(c, model_windows_load(ctx.fs, ctx.kb, n, ws), true);
+    out.contexts.push_back(std::move(c));
+  }
+  // Python >= 3.8: a framework's extension modules, loaded with
+  // LOAD_LIBRARY_SEARCH_DEFAULT_DIRS | LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR (PATH not searched).
+  for (const auto& e : f.python) {
+    auto pv = python_version(e);
+    if (!pv || *pv < Version{3, 8} || !e.interpreter) continue;
+    for (const auto& fw : e.frameworks) {
+      auto dirs = framework_dirs(ctx, e, fw);
+      if (!dirs) continue;
+      for (const auto& pyd : extension_modules(ctx.fs, dirs->package_dir)) {
+        WindowsLoaderSettings ws = base;
+        ws.app_dir = path_dirname(*e.interpreter);
+        ws.user_dirs = dirs->user_dirs;
+        ws.flags = kLoadLibrarySearchDefaultDirs | kLoadLibrarySearchDllLoadDir;
+        ws.python_extension = true;
+        LoadContext c;
+        c.kind = "python-extension";
+        c.root = pyd;
+        c.python_interpreter = *e.interpreter;
+        c.python_version = *e.version;
+        c.framework = fw.name;
+        c.user_dirs = dirs->user_dirs;
+        c.label =
+            "Python " + *e.version + " (" + *e.interpreter + ") importing " + path_basename(pyd);
+        take_tree(c, model_windows_load(ctx.fs, ctx.kb, pyd, ws), true);
+        for (auto& lib : c.libs) {
+          if (lib.missing) lib.path_copy = copies_on_path(ctx, ws.path, lib.name);
+        }
+        // Only extension modules that reach a CUDA-family DLL matter here.
+        bool cuda = false;
+        for (const auto& lib : c.libs) cuda |= cuda_family_dll(to_lower(path_basename(lib.name)));
+        if (cuda) out.contexts.push_back(std::move(c));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+LoaderFacts probe_loader_facts(const ProbeContext& ctx, const LoaderConfig& loader,
+                               const Facts& facts) {
+  LoaderFacts out;
+  if (ctx.os == Os::windows) {
+    windows_contexts(ctx, facts, out);
+    return out;
+  }
+  read_preload(ctx, loader, out);
+  ld_library_path_issues(ctx, out);
+  linux_contexts(ctx, loader, facts, out);
+  return out;
+}
+
+}  // namespace dlenv
