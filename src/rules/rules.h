@@ -43,8 +43,8 @@ const std::vector<Rule>& windows_rules();  // rules/windows_rules.cc
 // rules/loader_rules.cc: decided by the loader models (win 193/127, Python 3.8 DLL
 // search, LD_LIBRARY_PATH entries), and the loader-model parts of rules of other files.
 const std::vector<Rule>& loader_rules();
-void loader_preload_stub(const RuleContext& c, std::vector<Finding>& out);    // libcuda stub
-void loader_preload_cudnn(const RuleContext& c, std::vector<Finding>& out);   // LD_PRELOAD cuDNN
+void loader_preload_stub(const RuleContext& c, std::vector<Finding>& out);      // libcuda stub
+void loader_preload_cudnn(const RuleContext& c, std::vector<Finding>& out);     // LD_PRELOAD cuDNN
 void loader_cudnn_incomplete(const RuleContext& c, std::vector<Finding>& out);  // Linux
 // Fabric Manager (802), forward compatibility (804), cuBLAS wheel pins: rules/catalog_rules.cc
 const std::vector<Rule>& catalog_rules();
