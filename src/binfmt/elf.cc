@@ -10,6 +10,7 @@
 #include <cstring>
 #include <functional>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace dlenv {
@@ -38,9 +39,17 @@ constexpr int64_t kDtVerdef = 0x6ffffffc;
 constexpr int64_t kDtVerdefnum = 0x6ffffffd;
 constexpr int64_t kDtVerneed = 0x6ffffffe;
 constexpr int64_t kDtVerneednum = 0x6fffffff;
+constexpr int64_t kDtVersym = 0x6ffffff0;
 constexpr uint32_t kShtDynsym = 11;
 constexpr uint64_t kMaxSymbols = 4u << 20;  // cuBLASLt has ~100k; 4M is absurd
 constexpr uint64_t kMaxVersionEntries = 4096;
+// All DT_VERNEED/DT_VERDEF names together: each list is capped above, but
+// entries may share bytes (vn_next/vna_next of 1), so 4096 x 4096 names would
+// fit in a 4 KiB file. Real libraries list a few dozen.
+constexpr uint64_t kMaxVersionNamesTotal = 65536;
+// All .dynsym names together (libtorch_cpu: ~60 MB of mangled names); names may
+// share bytes, so without a cap a small file could ask for gigabytes.
+constexpr uint64_t kMaxSymbolBytesTotal = 256ull << 20;
 constexpr uint16_t kPnXnum = 0xffff;
 constexpr uint16_t kShnXindex = 0xffff;
 
@@ -312,7 +321,8 @@ struct DynEntry {
 };
 
 struct SymTags {
-  std::optional<uint64_t> symtab, syment, hash, gnu_hash, verneed, verneednum, verdef, verdefnum;
+  std::optional<uint64_t> symtab, syment, hash, gnu_hash, verneed, verneednum, verdef, verdefnum,
+      versym;
 };
 
 Result<void> read_symbols(const ElfFile& f, const std::vector<Phdr>& phdrs,
@@ -376,6 +386,7 @@ Result<ElfInfo> read_dynamic(const ElfFile& f, ElfInfo info, bool with_symbols) 
       case kDtVerneednum: st.verneednum = val; break;
       case kDtVerdef: st.verdef = val; break;
       case kDtVerdefnum: st.verdefnum = val; break;
+      case kDtVersym: st.versym = val; break;
       case kDtNeeded:
       case kDtSoname:
       case kDtRpath:
@@ -509,6 +520,8 @@ Result<void> read_symbols(const ElfFile& f, const std::vector<Phdr>& phdrs,
   const uint64_t entsize_min = is64 ? 24 : 16;
   // Symbol table location and count: the SHT_DYNSYM section when present.
   std::optional<ByteView> table;
+  std::vector<uint16_t> symbol_versions;  // DT_VERSYM index, parallel to dynamic_symbols
+  uint64_t name_bytes = 0;                // symbol names and their versions, in all
   uint64_t entsize = st.syment.value_or(entsize_min);
   std::optional<uint64_t> count;
   if (const auto& s = secs(); s) {
@@ -552,7 +565,18 @@ Result<void> read_symbols(const ElfFile& f, const std::vector<Phdr>& phdrs,
           fmt::format("dynamic symbol table ({} entries) extends past end of file", *count));
     }
     const Reader r(*table, is64, f.header().big);
+    // DT_VERSYM: one uint16 version index per .dynsym entry.
+    std::optional<ByteView> versym;
+    if (st.versym) {
+      versym = at_vaddr(f, phdrs, *st.versym);
+      if (!versym) return f.err("DT_VERSYM table is outside the file");
+      if (!versym->in_bounds(0, *count * 2)) {
+        return f.err(fmt::format("DT_VERSYM table is shorter than the {} dynamic symbols", *count));
+      }
+    }
+    const Reader vr(versym.value_or(ByteView()), is64, f.header().big);
     info.dynamic_symbols.reserve(static_cast<size_t>(*count));
+    symbol_versions.reserve(static_cast<size_t>(*count));
     for (uint64_t i = 1; i < *count; ++i) {
       const uint64_t o = i * entsize;
       const uint32_t name = r.u32(o);
@@ -566,10 +590,20 @@ Result<void> read_symbols(const ElfFile& f, const std::vector<Phdr>& phdrs,
             fmt::format("dynamic symbol {} name offset {} is outside the string table", i, name));
       }
       if (n->empty()) continue;
-      info.dynamic_symbols.push_back(
-          ElfSymbol{std::string(*n), shndx != 0, bind == 2, type == 2 || type == 10});
+      name_bytes += n->size();
+      if (name_bytes > kMaxSymbolBytesTotal) {
+        return f.err(
+            fmt::format("dynamic symbol names exceed {} bytes in all", kMaxSymbolBytesTotal));
+      }
+      info.dynamic_symbols.push_back(ElfSymbol{
+          std::string(*n), shndx != 0, bind == 2, type == 2 || type == 10, {}, {}, false});
+      symbol_versions.push_back(versym ? vr.u16(i * 2) : 0);
     }
   }
+  // Version index (vna_other / vd_ndx) -> name and, for needs, the file.
+  std::unordered_map<uint16_t, std::pair<std::string, std::string>> by_index;
+  uint64_t version_names = 0;
+  auto too_many_versions = [&]() { return ++version_names > kMaxVersionNamesTotal; };
   // DT_VERNEED: Elf_Verneed {vn_version u16, vn_cnt u16, vn_file u32, vn_aux u32, vn_next u32}
   // and Elf_Vernaux {hash u32, flags u16, other u16, name u32, next u32}; same in both classes.
   if (st.verneed) {
@@ -591,7 +625,12 @@ Result<void> read_symbols(const ElfFile& f, const std::vector<Phdr>& phdrs,
           return f.err("DT_VERNEED auxiliary entry extends past end of file");
         auto vn = strtab.cstring(r.u32(aux + 8), kMaxDynString);
         if (!vn) return f.err("DT_VERNEED version name is outside the string table");
+        if (too_many_versions()) {
+          return f.err(fmt::format("DT_VERNEED/DT_VERDEF list more than {} version names",
+                                   kMaxVersionNamesTotal));
+        }
         need.versions.emplace_back(*vn);
+        by_index.try_emplace(r.u16(aux + 6), std::string(*vn), need.file);
         const uint32_t next = r.u32(aux + 12);
         if (next == 0) break;
         aux += next;
@@ -619,12 +658,34 @@ Result<void> read_symbols(const ElfFile& f, const std::vector<Phdr>& phdrs,
           return f.err("DT_VERDEF auxiliary entry extends past end of file");
         auto vn = strtab.cstring(r.u32(aux), kMaxDynString);
         if (!vn) return f.err("DT_VERDEF version name is outside the string table");
+        if (too_many_versions()) {
+          return f.err(fmt::format("DT_VERNEED/DT_VERDEF list more than {} version names",
+                                   kMaxVersionNamesTotal));
+        }
         info.version_defs.emplace_back(*vn);
+        by_index.try_emplace(r.u16(off + 4), std::string(*vn), std::string());
       }
       const uint32_t next = r.u32(off + 16);
       if (next == 0) break;
       off += next;
     }
+  }
+  // Indexes 0 (local) and 1 (global) carry no name; an index no table defines
+  // (a corrupt or stripped table) leaves the symbol unversioned.
+  for (size_t i = 0; i < symbol_versions.size(); ++i) {
+    const uint16_t idx = symbol_versions[i] & 0x7fff;
+    if (idx < 2) continue;
+    auto it = by_index.find(idx);
+    if (it == by_index.end()) continue;
+    ElfSymbol& sym = info.dynamic_symbols[i];
+    name_bytes += it->second.first.size() + (sym.defined ? 0 : it->second.second.size());
+    if (name_bytes > kMaxSymbolBytesTotal) {
+      return f.err(
+          fmt::format("dynamic symbol names exceed {} bytes in all", kMaxSymbolBytesTotal));
+    }
+    sym.version = it->second.first;
+    sym.version_file = sym.defined ? std::string() : it->second.second;
+    sym.version_hidden = (symbol_versions[i] & 0x8000) != 0;
   }
   return {};
 }

@@ -1,5 +1,7 @@
 // ELF reader: identity (class, machine, OS ABI, type) and the dynamic section
-// (DT_NEEDED, DT_SONAME, DT_RPATH, DT_RUNPATH). Every read is bounds-checked.
+// (DT_NEEDED, DT_SONAME, DT_RPATH, DT_RUNPATH); on request also the dynamic
+// symbols with their versions (DT_VERSYM), DT_VERNEED and DT_VERDEF. Every
+// read is bounds-checked.
 // parse_elf returns nullopt-in-Result for "not an ELF file" and an Error for a
 // corrupt one, so callers can tell "not mine" from "broken".
 #pragma once
@@ -20,6 +22,13 @@ struct ElfSymbol {
   bool defined = false;   // st_shndx != SHN_UNDEF: exported; else imported
   bool weak = false;      // STB_WEAK: an undefined weak import may stay unresolved
   bool function = false;  // STT_FUNC / STT_GNU_IFUNC
+  // From DT_VERSYM: the symbol's version ("GLIBC_2.34", "libcudnn.so.9"), empty
+  // when unversioned or the file has no DT_VERSYM. For an import,
+  // version_file is the library that must define it (DT_VERNEED's vn_file).
+  // version_hidden: a non-default version of an export (name@VER, not name@@VER).
+  std::string version;
+  std::string version_file;
+  bool version_hidden = false;
 };
 
 // One DT_VERNEED entry: the versions this object needs from `file`.

@@ -132,6 +132,94 @@ TEST_P(ElfVariants, EveryTruncationIsErrorOrValueNeverCrash) {
   }
 }
 
+ElfSpec symbol_spec(bool is64, bool big) {
+  ElfSpec s = full_spec(is64, big);
+  s.symbols = {testbuild::elf_sym("cudnnGetVersion", true, false, true, "libcudnn.so.9"),
+               testbuild::elf_sym("cudnnTable", true, false, false, "LIBFOO_OLD", true),
+               testbuild::elf_sym("malloc", false, false, true, "GLIBC_2.34"),
+               testbuild::elf_sym("__gmon_start__", false, true, false)};
+  s.version_needs = {{"libc.so.6", {"GLIBC_2.2.5", "GLIBC_2.34"}}, {"libm.so.6", {"GLIBC_2.29"}}};
+  s.version_defs = {"libfoo.so.1", "libcudnn.so.9", "LIBFOO_OLD"};
+  return s;
+}
+
+void expect_symbols(const ElfInfo& i) {
+  EXPECT_TRUE(i.symbols_read);
+  ASSERT_EQ(i.dynamic_symbols.size(), 4u);
+  const auto& d = i.dynamic_symbols;
+  EXPECT_EQ(d[0].name, "cudnnGetVersion");
+  EXPECT_TRUE(d[0].defined && d[0].function && !d[0].weak);
+  EXPECT_EQ(d[1].name, "cudnnTable");
+  EXPECT_TRUE(d[1].defined && !d[1].function);
+  EXPECT_EQ(d[2].name, "malloc");
+  EXPECT_FALSE(d[2].defined);
+  EXPECT_EQ(d[3].name, "__gmon_start__");
+  EXPECT_TRUE(!d[3].defined && d[3].weak);
+  // DT_VERSYM: exports carry their definition, imports the need and its file.
+  EXPECT_EQ(d[0].version, "libcudnn.so.9");
+  EXPECT_EQ(d[0].version_file, "");
+  EXPECT_FALSE(d[0].version_hidden);
+  EXPECT_EQ(d[1].version, "LIBFOO_OLD");
+  EXPECT_TRUE(d[1].version_hidden);
+  EXPECT_EQ(d[2].version, "GLIBC_2.34");
+  EXPECT_EQ(d[2].version_file, "libc.so.6");
+  EXPECT_EQ(d[3].version, "");
+  ASSERT_EQ(i.version_needs.size(), 2u);
+  EXPECT_EQ(i.version_needs[0].file, "libc.so.6");
+  EXPECT_THAT(i.version_needs[0].versions, ElementsAre("GLIBC_2.2.5", "GLIBC_2.34"));
+  EXPECT_EQ(i.version_needs[1].file, "libm.so.6");
+  EXPECT_THAT(i.version_needs[1].versions, ElementsAre("GLIBC_2.29"));
+  EXPECT_THAT(i.version_defs, ElementsAre("libfoo.so.1", "libcudnn.so.9", "LIBFOO_OLD"));
+}
+
+// The symbol count from each source the reader knows: the .dynsym section,
+// DT_HASH's nchain, DT_GNU_HASH's chains; in both classes and byte orders.
+TEST_P(ElfVariants, SymbolsAndVersionsFromEveryCountSource) {
+  const auto [is64, big] = GetParam();
+  struct Source {
+    const char* what;
+    bool sections, sysv, gnu;
+  };
+  for (const Source& src :
+       {Source{"section", true, true, true}, Source{"DT_HASH", false, true, false},
+        Source{"DT_GNU_HASH", false, false, true}}) {
+    SCOPED_TRACE(src.what);
+    ElfSpec s = symbol_spec(is64, big);
+    s.sections = src.sections;
+    s.sysv_hash = src.sysv;
+    s.gnu_hash = src.gnu;
+    auto img = build_elf(s);
+    auto r = parse_elf(view(img.bytes), "libfoo.so.1", ElfParseOptions{.symbols = true});
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    ASSERT_TRUE(r->has_value());
+    expect_full(**r, is64, big);
+    expect_symbols(**r);
+    // Every truncation of the symbol-bearing image: a value or a named error.
+    for (size_t n = 0; n < img.bytes.size(); ++n) {
+      std::vector<uint8_t> t(img.bytes.begin(), img.bytes.begin() + static_cast<ptrdiff_t>(n));
+      auto tr = parse_elf(view(t), "t.so", ElfParseOptions{.symbols = true});
+      if (!tr) {
+        EXPECT_THAT(tr.error().message, StartsWith("t.so: "));
+      }
+    }
+  }
+}
+
+TEST_P(ElfVariants, SymbolCountUnknownIsAnError) {
+  const auto [is64, big] = GetParam();
+  ElfSpec s = symbol_spec(is64, big);
+  s.sections = false;
+  s.sysv_hash = false;
+  s.gnu_hash = false;
+  auto img = build_elf(s);
+  auto r = parse_elf(view(img.bytes), "libfoo.so.1", ElfParseOptions{.symbols = true});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_THAT(r.error().message, HasSubstr("symbol count unknown"));
+  // Without symbols the same file reads fine.
+  auto plain = parse_elf(view(img.bytes), "libfoo.so.1");
+  ASSERT_TRUE(plain.has_value() && plain->has_value());
+}
+
 INSTANTIATE_TEST_SUITE_P(All, ElfVariants,
                          ::testing::Values(Variant{true, false}, Variant{false, false},
                                            Variant{true, true}, Variant{false, true}),
@@ -259,6 +347,80 @@ TEST(Elf, DynamicLoopIsBoundedWithoutDtNull) {
   auto r = parse_elf(view(w.bytes()), "x");
   ASSERT_TRUE(r.has_value()) << r.error().message;
   EXPECT_EQ((*r)->needed.size(), n);
+}
+
+// Version lists are capped in total, not only per list: 16 files x 4096 names
+// read; one more file is a named error (a corrupt table can share entries to
+// list millions of names from a few kilobytes).
+TEST(Elf, VersionNamesAreCappedInTotal) {
+  std::vector<std::string> versions;
+  for (int i = 0; i < 4096; ++i) versions.push_back("V" + std::to_string(i));
+  ElfSpec s;
+  for (int f = 0; f < 16; ++f) s.version_needs.push_back({"lib" + std::to_string(f), versions});
+  auto img = build_elf(s);
+  auto r = parse_elf(view(img.bytes), "v.so", ElfParseOptions{.symbols = true});
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ((*r)->version_needs.size(), 16u);
+  EXPECT_EQ((*r)->version_needs[15].versions.back(), "V4095");
+  s.version_defs = {"one.more"};
+  img = build_elf(s);
+  r = parse_elf(view(img.bytes), "v.so", ElfParseOptions{.symbols = true});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_THAT(r.error().message, HasSubstr("more than 65536 version names"));
+}
+
+// Symbol names are capped in total: 4097 symbols that all name one 65535-byte
+// string would be 256 MiB of copies.
+TEST(Elf, SymbolNameBytesAreCappedInTotal) {
+  ElfSpec s;
+  s.symbols.push_back(testbuild::elf_sym(std::string(65535, 'x')));
+  for (int i = 0; i < 4096; ++i) s.symbols.push_back(testbuild::elf_sym("s"));
+  auto img = build_elf(s);
+  auto r = parse_elf(view(img.bytes), "s.so", ElfParseOptions{.symbols = true});
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  ASSERT_EQ((*r)->dynamic_symbols.size(), 4097u);
+  // Point every st_name (the first word of each 24-byte entry) at the long name.
+  ASSERT_GT(img.dynsymoff, 0u);
+  uint32_t long_name = 0;
+  std::memcpy(&long_name, &img.bytes[img.dynsymoff + 24], 4);
+  for (size_t i = 2; i <= 4097; ++i) std::memcpy(&img.bytes[img.dynsymoff + 24 * i], &long_name, 4);
+  r = parse_elf(view(img.bytes), "s.so", ElfParseOptions{.symbols = true});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_THAT(r.error().message, HasSubstr("dynamic symbol names exceed"));
+}
+
+// The gcc-linked seed real-libver.so.1 (tests/fuzz/README.md says how it is
+// built): a default and a hidden version of one export, versioned imports from
+// libc and libm; the same with the section headers cut off (symbol count from
+// DT_GNU_HASH or DT_HASH).
+TEST(Elf, RealVersionedLibrarySeeds) {
+  const auto dir = std::filesystem::path(DLENV_SOURCE_DIR) / "tests" / "fuzz" / "corpus" / "elf";
+  for (const char* name : {"real-libver.so.1", "real-libver-gnuhash-noshdr.so.1",
+                           "real-libver-sysvhash-noshdr.so.1"}) {
+    SCOPED_TRACE(name);
+    std::ifstream in(dir / name, std::ios::binary);
+    const std::vector<uint8_t> b((std::istreambuf_iterator<char>(in)),
+                                 std::istreambuf_iterator<char>());
+    ASSERT_FALSE(b.empty());
+    auto r = parse_elf(view(b), name, ElfParseOptions{.symbols = true});
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    const ElfInfo& i = **r;
+    EXPECT_EQ(i.soname, "libver.so.1");
+    EXPECT_EQ(i.runpath, "$ORIGIN/lib");
+    EXPECT_THAT(i.needed, ElementsAre("libm.so.6", "libc.so.6"));
+    EXPECT_THAT(i.version_defs, ElementsAre("libver.so.1", "VER_1.0", "VER_2.0"));
+    std::vector<std::string> seen;
+    for (const auto& s : i.dynamic_symbols) {
+      if (!s.version.empty()) {
+        seen.push_back(s.name + (s.version_hidden ? "@" : "@@") + s.version +
+                       (s.version_file.empty() ? "" : " from " + s.version_file));
+      }
+    }
+    EXPECT_THAT(seen,
+                ::testing::IsSupersetOf(
+                    {"dlenv_ver@@VER_2.0", "dlenv_ver@VER_1.0", "dlenv_ver_name@@VER_1.0",
+                     "puts@@GLIBC_2.2.5 from libc.so.6", "sqrt@@GLIBC_2.2.5 from libm.so.6"}));
+  }
 }
 
 TEST(Elf, FindStringsRules) {

@@ -1,4 +1,4 @@
-// Fuzz entry points shared by the libFuzzer targets (elf_fuzz.cc,
+// Fuzz entry points shared by the libFuzzer targets (elf_fuzz.cc, pe_fuzz.cc,
 // ldcache_fuzz.cc) and the corpus replay test (fuzz_replay_test.cc): parse the
 // input and touch every field of the result so sanitizers see every read.
 #pragma once
@@ -39,7 +39,11 @@ inline uint64_t elf_one_input(const uint8_t* data, size_t size) {
   if (!sym) {
     sink += touch(sym.error().message);
   } else if (*sym) {
-    for (const auto& s : (*sym)->dynamic_symbols) sink += touch(s.name) + s.defined + s.weak;
+    sink += (*sym)->symbols_read;
+    for (const auto& s : (*sym)->dynamic_symbols) {
+      sink += touch(s.name) + s.defined + 2u * s.weak + 4u * s.function + 8u * s.version_hidden +
+              touch(s.version) + touch(s.version_file);
+    }
     for (const auto& n : (*sym)->version_needs) {
       sink += touch(n.file);
       for (const auto& v : n.versions) sink += touch(v);

@@ -157,6 +157,12 @@ TEST(FuzzReplay, DISABLED_WriteSyntheticSeeds) {
       s.rpath = "/opt/r";
       s.runpath = "$ORIGIN:/opt/syn";
       s.rodata = std::string("x\0libcublasLt.so.13\0", 20);
+      s.symbols = {testbuild::elf_sym("cudnnGetVersion", true, false, true, "libsyn.so.1"),
+                   testbuild::elf_sym("cudnnOld", true, false, true, "SYN_1", true),
+                   testbuild::elf_sym("malloc", false, false, true, "GLIBC_2.2.5"),
+                   testbuild::elf_sym("__gmon_start__", false, true, false)};
+      s.version_needs = {{"libc.so.6", {"GLIBC_2.2.5", "GLIBC_2.34"}}};
+      s.version_defs = {"libsyn.so.1", "SYN_1"};
       const std::string n = std::string("syn-") + (is64 ? "64" : "32") + (big ? "be" : "le");
       auto img = build_elf(s);
       write(elf / (n + ".so"), img.bytes);

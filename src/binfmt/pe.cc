@@ -25,6 +25,11 @@ constexpr size_t kMaxImportDlls = 4096;
 constexpr size_t kMaxImportFunctions = 65536;
 constexpr uint32_t kMaxExports = 1u << 20;
 constexpr size_t kMaxName = 4096;
+// All import/export names together. Tables may share bytes (every descriptor
+// can point at one name table, every name at one long string), so the per-table
+// caps alone would let a small file ask for gigabytes.
+constexpr uint64_t kMaxNamesTotal = 1u << 21;
+constexpr uint64_t kMaxNameBytesTotal = 256ull << 20;
 
 struct Section {
   uint32_t vaddr = 0;
@@ -67,6 +72,16 @@ class Image {
     if (rva < size_of_headers) return b_.sub(rva, size_of_headers - rva);
     return std::nullopt;
   }
+  // Counts one more name of `bytes` bytes against the file's totals; false
+  // (with the error message in `why`) once they are exceeded.
+  bool charge(size_t bytes, std::string& why) const {
+    ++names_total_;
+    bytes_total_ += bytes;
+    if (names_total_ <= kMaxNamesTotal && bytes_total_ <= kMaxNameBytesTotal) return true;
+    why = fmt::format("imports and exports hold more than {} names or {} bytes of names",
+                      kMaxNamesTotal, kMaxNameBytesTotal);
+    return false;
+  }
   std::optional<std::string> string_at(uint64_t rva) const {
     auto v = at(rva);
     if (!v) return std::nullopt;
@@ -81,6 +96,10 @@ class Image {
   uint64_t size_of_headers = 0;
   uint64_t image_base = 0;
   bool is64 = false;
+
+ private:
+  mutable uint64_t names_total_ = 0;
+  mutable uint64_t bytes_total_ = 0;
 };
 
 // One import table (regular or delay-load) entry's names, from its name table.
@@ -104,7 +123,9 @@ Result<std::vector<std::string>> read_thunks(const Image& img, uint64_t rva,
     const uint64_t t = img.is64 ? img.u64(*v, i * width) : img.u32(*v, i * width);
     if (t == 0) break;
     const uint64_t ordinal_flag = img.is64 ? (uint64_t{1} << 63) : (uint64_t{1} << 31);
+    std::string why;
     if (t & ordinal_flag) {
+      if (!img.charge(0, why)) return img.err(why);
       out.push_back(fmt::format("#{}", t & 0xffff));
       continue;
     }
@@ -115,6 +136,7 @@ Result<std::vector<std::string>> read_thunks(const Image& img, uint64_t rva,
     auto s = hint->cstring(2, kMaxName);
     if (!s)
       return img.err(fmt::format("import name of {} at RVA 0x{:x} is not terminated", dll, t));
+    if (!img.charge(s->size(), why)) return img.err(why);
     out.emplace_back(*s);
   }
   return out;
@@ -203,6 +225,7 @@ Result<void> read_exports(const Image& img, DataDir d, PeInfo& info) {
         return img.err(fmt::format("export name {} has ordinal index {} >= {}", i, idx, nfuncs));
       auto s = img.string_at(img.u32(*nv, uint64_t{i} * 4));
       if (!s) return img.err(fmt::format("export name {} is outside the file", i));
+      if (std::string why; !img.charge(s->size(), why)) return img.err(why);
       names[idx] = std::move(*s);
     }
   }
@@ -213,6 +236,7 @@ Result<void> read_exports(const Image& img, DataDir d, PeInfo& info) {
     if (rva >= d.rva && rva - d.rva < d.size) {
       auto fwd = img.string_at(rva);
       if (!fwd) return img.err(fmt::format("forwarder of export #{} is not terminated", base + i));
+      if (std::string why; !img.charge(fwd->size(), why)) return img.err(why);
       e.forwarder = std::move(*fwd);
     }
     info.exports.push_back(std::move(e));

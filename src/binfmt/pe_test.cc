@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -138,6 +139,70 @@ TEST(Pe, CorruptStructuresGiveNamedErrors) {
     ASSERT_FALSE(r.has_value()) << c.what;
     EXPECT_THAT(r.error().message, ::testing::HasSubstr(c.what));
     EXPECT_THAT(r.error().message, ::testing::StartsWith("cudnn64_9.dll: "));
+  }
+}
+
+// Names are capped in total, not only per table: import descriptors that all
+// share one 65535-entry name table would list millions of names.
+TEST(Pe, ImportNamesAreCappedInTotal) {
+  PeSpec s;
+  s.imports.push_back({"big.dll", std::vector<std::string>(65535, "f")});
+  for (int i = 0; i < 40; ++i) s.imports.push_back({"d" + std::to_string(i) + ".dll", {"g"}});
+  auto b = build_pe(s).bytes;
+  auto ok = parse(b);
+  ASSERT_TRUE(ok.has_value()) << ok.error().message;
+  ASSERT_EQ((*ok)->imports.size(), 41u);
+  EXPECT_EQ((*ok)->imports[0].functions.size(), 65535u);
+  // Point every descriptor's OriginalFirstThunk at big.dll's name table.
+  const size_t opt = 0x84 + 20;
+  uint32_t rva;
+  std::memcpy(&rva, &b[opt + 120], 4);  // data directory 1: imports
+  const size_t dir = rva - 0x1000 + 0x200;
+  uint32_t big_int;
+  std::memcpy(&big_int, &b[dir], 4);
+  for (size_t i = 1; i <= 40; ++i) std::memcpy(&b[dir + 20 * i], &big_int, 4);
+  auto r = parse(b);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_THAT(r.error().message, ::testing::HasSubstr("imports and exports hold more than"));
+}
+
+// The mingw-built seeds real-mingw{64,32}.dll (tests/fuzz/README.md says how):
+// a forwarded export, an ordinal-only export, imports and a VERSIONINFO.
+TEST(Pe, RealMingwSeeds) {
+  const auto dir = std::filesystem::path(DLENV_SOURCE_DIR) / "tests" / "fuzz" / "corpus" / "pe";
+  for (const char* name : {"real-mingw64.dll", "real-mingw32.dll"}) {
+    SCOPED_TRACE(name);
+    std::ifstream in(dir / name, std::ios::binary);
+    const std::vector<uint8_t> b((std::istreambuf_iterator<char>(in)),
+                                 std::istreambuf_iterator<char>());
+    ASSERT_FALSE(b.empty());
+    auto r = parse(b);
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    const PeInfo& i = **r;
+    const bool is64 = std::string(name) == "real-mingw64.dll";
+    EXPECT_EQ(i.is_64, is64);
+    EXPECT_EQ(pe_machine_name(i.machine), is64 ? "x64" : "x86");
+    EXPECT_TRUE(i.is_dll);
+    EXPECT_EQ(i.export_name, "realpe.dll");
+    EXPECT_EQ(i.file_version, "9.1.0.70");
+    EXPECT_EQ(i.product_version, "9.1.0.0");
+    bool kernel32 = false;
+    for (const auto& imp : i.imports) {
+      if (imp.dll == "KERNEL32.dll") {
+        kernel32 = true;
+        EXPECT_THAT(imp.functions, ::testing::Contains("GetTickCount"));
+      }
+    }
+    EXPECT_TRUE(kernel32);
+    bool fwd = false, ordinal_only = false, add = false;
+    for (const auto& e : i.exports) {
+      if (e.name == "dlenv_fwd") fwd = e.forwarder == "KERNEL32.GetTickCount";
+      if (e.name.empty() && e.ordinal == 7) ordinal_only = !e.forwarder.has_value();
+      if (e.name == "dlenv_add") add = !e.forwarder.has_value();
+    }
+    EXPECT_TRUE(fwd);
+    EXPECT_TRUE(ordinal_only);
+    EXPECT_TRUE(add);
   }
 }
 

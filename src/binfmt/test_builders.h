@@ -3,10 +3,12 @@
 // tests and by the seed-corpus writer in fuzz_replay_test.cc.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dlenv::testbuild {
@@ -48,6 +50,20 @@ class Writer {
   std::vector<uint8_t> b_;
 };
 
+struct ElfSymSpec {
+  std::string name;
+  bool defined = true;  // false: st_shndx = SHN_UNDEF (an import)
+  bool weak = false;
+  bool function = true;
+  std::string version;  // a name from version_defs or version_needs (DT_VERSYM); "" = global
+  bool hidden = false;  // name@VER rather than name@@VER
+};
+
+inline ElfSymSpec elf_sym(std::string name, bool defined = true, bool weak = false,
+                          bool function = true, std::string version = {}, bool hidden = false) {
+  return ElfSymSpec{std::move(name), defined, weak, function, std::move(version), hidden};
+}
+
 struct ElfSpec {
   bool is64 = true;
   bool big = false;
@@ -63,6 +79,14 @@ struct ElfSpec {
   bool sections = true;         // .dynstr .dynamic .rodata .shstrtab
   bool strtab_mapped = true;    // false: DT_STRTAB points outside every PT_LOAD
   uint32_t load_flags = 4;      // PF_R
+  // .dynsym (DT_SYMTAB/DT_SYMENT, plus a .dynsym section when `sections`),
+  // counted by DT_HASH and/or DT_GNU_HASH. The null symbol is added first.
+  std::vector<ElfSymSpec> symbols;
+  bool sysv_hash = true;
+  bool gnu_hash = true;
+  // DT_VERNEED (file, version names) and DT_VERDEF (names; the first is the base).
+  std::vector<std::pair<std::string, std::vector<std::string>>> version_needs;
+  std::vector<std::string> version_defs;
 };
 
 struct ElfImage {
@@ -73,6 +97,7 @@ struct ElfImage {
   size_t dynsize = 0;
   size_t dynstroff = 0;
   size_t rodataoff = 0;
+  size_t dynsymoff = 0;  // 0 when there are no symbols
 };
 
 inline ElfImage build_elf(const ElfSpec& s) {
@@ -95,6 +120,28 @@ inline ElfImage build_elf(const ElfSpec& s) {
   if (s.soname) dyn.push_back({14, add_str(*s.soname)});
   if (s.rpath) dyn.push_back({15, add_str(*s.rpath)});
   if (s.runpath) dyn.push_back({29, add_str(*s.runpath)});
+  std::vector<size_t> sym_names, def_names;
+  std::vector<std::pair<size_t, std::vector<size_t>>> need_names;
+  for (const auto& y : s.symbols) sym_names.push_back(add_str(y.name));
+  for (const auto& [file, versions] : s.version_needs) {
+    need_names.push_back({add_str(file), {}});
+    for (const auto& v : versions) need_names.back().second.push_back(add_str(v));
+  }
+  for (const auto& d : s.version_defs) def_names.push_back(add_str(d));
+  // Version indexes: definitions 1..D (the first is the base), then needs.
+  auto version_index = [&](const std::string& v) -> uint16_t {
+    for (size_t i = 0; i < s.version_defs.size(); ++i)
+      if (s.version_defs[i] == v) return static_cast<uint16_t>(i + 1);
+    uint16_t next = static_cast<uint16_t>(std::max<size_t>(s.version_defs.size() + 1, 2));
+    for (const auto& [file, versions] : s.version_needs) {
+      for (const auto& n : versions) {
+        if (n == v) return next;
+        ++next;
+      }
+    }
+    return 1;
+  };
+  uint16_t need_index = static_cast<uint16_t>(std::max<size_t>(s.version_defs.size() + 1, 2));
 
   ElfImage img;
   Writer o(s.big);
@@ -105,6 +152,119 @@ inline ElfImage build_elf(const ElfSpec& s) {
   img.dynstroff = o.size();
   o.str(dynstr);
   o.align(8);
+  // Symbol and version tables, between .dynstr and .dynamic.
+  size_t dynsymoff = 0, dynsymsize = 0;
+  const size_t syment = w ? 24 : 16;
+  if (!s.symbols.empty()) {
+    auto elf_hash = [](const std::string& n) {  // the GNU hash function (dl_new_hash)
+      uint32_t h = 5381;
+      for (unsigned char c : n) h = h * 33 + c;
+      return h;
+    };
+    const size_t nsyms = s.symbols.size() + 1;
+    dynsymoff = o.size();
+    dynsymsize = nsyms * syment;
+    o.pad_to(dynsymoff + syment);  // the null symbol
+    for (size_t i = 0; i < s.symbols.size(); ++i) {
+      const auto& y = s.symbols[i];
+      const uint8_t info =
+          static_cast<uint8_t>(((y.weak ? 2 : 1) << 4) | (y.function ? 2 : 1));  // FUNC/OBJECT
+      const uint16_t shndx = y.defined ? 1 : 0;
+      o.u32(sym_names[i]);
+      if (w) {
+        o.u8(info);
+        o.u8(0);
+        o.u16(shndx);
+        o.u64(y.defined ? kBase + 0x10 * (i + 1) : 0);
+        o.u64(y.defined ? 8 : 0);
+      } else {
+        o.u32(y.defined ? kBase + 0x10 * (i + 1) : 0);
+        o.u32(y.defined ? 8 : 0);
+        o.u8(info);
+        o.u8(0);
+        o.u16(shndx);
+      }
+    }
+    o.align(8);
+    dyn.push_back({6, kBase + dynsymoff});
+    dyn.push_back({11, syment});
+    bool versioned = false;
+    for (const auto& y : s.symbols) versioned = versioned || !y.version.empty();
+    if (versioned) {  // DT_VERSYM: index 0 for the null symbol, 1 (global) when unversioned
+      const size_t at = o.size();
+      o.u16(0);
+      for (const auto& y : s.symbols) {
+        const uint16_t idx = y.version.empty() ? 1 : version_index(y.version);
+        o.u16(idx | (y.hidden ? 0x8000 : 0));
+      }
+      o.align(8);
+      dyn.push_back({0x6ffffff0, kBase + at});
+    }
+    if (s.sysv_hash) {  // nbucket 1, nchain = nsyms; one chain through every symbol
+      const size_t at = o.size();
+      o.u32(1);
+      o.u32(nsyms);
+      o.u32(nsyms - 1);
+      for (size_t i = 0; i < nsyms; ++i) o.u32(i == 0 ? 0 : i - 1);
+      o.align(8);
+      dyn.push_back({4, kBase + at});
+    }
+    if (s.gnu_hash) {  // nbuckets 1, symoffset 1, one bloom word
+      const size_t at = o.size();
+      o.u32(1);
+      o.u32(1);
+      o.u32(1);
+      o.u32(6);
+      o.word(w, ~uint64_t{0});
+      o.u32(1);
+      for (size_t i = 0; i < s.symbols.size(); ++i) {
+        const uint32_t last = i + 1 == s.symbols.size() ? 1 : 0;
+        o.u32((elf_hash(s.symbols[i].name) & ~1u) | last);
+      }
+      o.align(8);
+      dyn.push_back({0x6ffffef5, kBase + at});
+    }
+  }
+  if (!s.version_needs.empty()) {
+    const size_t at = o.size();
+    for (size_t i = 0; i < need_names.size(); ++i) {
+      const auto& [file, versions] = need_names[i];
+      const bool last = i + 1 == need_names.size();
+      o.u16(1);
+      o.u16(versions.size());
+      o.u32(file);
+      o.u32(16);
+      o.u32(last ? 0 : 16 + 16 * versions.size());
+      for (size_t j = 0; j < versions.size(); ++j) {
+        o.u32(0);  // vna_hash
+        o.u16(0);
+        o.u16(need_index++);
+        o.u32(versions[j]);
+        o.u32(j + 1 == versions.size() ? 0 : 16);
+      }
+    }
+    o.align(8);
+    dyn.push_back({0x6ffffffe, kBase + at});
+    dyn.push_back({0x6fffffff, need_names.size()});
+  }
+  if (!s.version_defs.empty()) {
+    const size_t at = o.size();
+    for (size_t i = 0; i < def_names.size(); ++i) {
+      o.u16(1);
+      o.u16(i == 0 ? 1 : 0);  // VER_FLG_BASE
+      o.u16(i + 1);
+      o.u16(1);
+      o.u32(0);
+      o.u32(20);
+      o.u32(i + 1 == def_names.size() ? 0 : 28);
+      o.u32(def_names[i]);
+      o.u32(0);
+    }
+    o.align(8);
+    dyn.push_back({0x6ffffffc, kBase + at});
+    dyn.push_back({0x6ffffffd, def_names.size()});
+  }
+  img.dynsymoff = dynsymoff;
   img.dynoff = o.size();
   const uint64_t strtab_addr = s.strtab_mapped ? kBase + img.dynstroff : 0x7fff0000;
   dyn.push_back({5, strtab_addr});
@@ -117,11 +277,14 @@ inline ElfImage build_elf(const ElfSpec& s) {
   img.dynsize = dyn.size() * dynent;
   img.rodataoff = o.size();
   o.str(s.rodata);
-  const std::string shstr = std::string("\0.dynstr\0.dynamic\0.rodata\0.shstrtab\0", 36);
+  const bool dynsym_sec = !s.symbols.empty();
+  const std::string shstr =
+      std::string("\0.dynstr\0.dynamic\0.rodata\0.shstrtab\0", 36) + (dynsym_sec ? ".dynsym" : "");
   const size_t shstroff = o.size();
   o.str(shstr);
+  if (dynsym_sec) o.u8(0);
   o.align(8);
-  const size_t nsh = s.sections ? 5 : 0;
+  const size_t nsh = s.sections ? (dynsym_sec ? 6 : 5) : 0;
   img.shoff = s.sections ? o.size() : 0;
   if (s.sections) {
     auto sh = [&](uint32_t name, uint32_t type, uint64_t off, uint64_t size, uint32_t link) {
@@ -134,13 +297,14 @@ inline ElfImage build_elf(const ElfSpec& s) {
       o.u32(link);
       o.u32(0);
       o.word(w, 1);
-      o.word(w, type == 6 ? dynent : 0);
+      o.word(w, type == 6 ? dynent : type == 11 ? syment : 0);
     };
     sh(0, 0, 0, 0, 0);
     sh(1, 3, img.dynstroff, dynstr.size(), 0);  // .dynstr
     sh(9, 6, img.dynoff, img.dynsize, 1);       // .dynamic -> .dynstr
     sh(18, 1, img.rodataoff, s.rodata.size(), 0);
-    sh(26, 3, shstroff, shstr.size(), 0);
+    sh(26, 3, shstroff, shstr.size() + (dynsym_sec ? 1 : 0), 0);
+    if (dynsym_sec) sh(36, 11, dynsymoff, dynsymsize, 1);  // .dynsym -> .dynstr
   }
   const size_t total = o.size();
 
