@@ -296,6 +296,21 @@ TEST(LoaderScenario, WindowsThirtyTwoBitZlibwapiFirstOnPathIs193) {
   EXPECT_FALSE(ids(k).count("win-cudnn-mixed-versions-127")) << k["findings"].dump(2);
 }
 
+TEST(LoaderScenario, WindowsThirtyTwoBitPythonCannotLoadTheX64Cudnn) {
+  Tree t;
+  cuda118(t, kTk + "/bin");
+  t.dll(kTk + "/bin/zlibwapi.dll", {1, 2, 3, 0}, {}, {"f"});
+  t.dll("/Python38-32/python.exe", {3, 8, 10, 0}, {}, {}, /*x64=*/false, /*is_dll=*/false);
+  t.dll("/Python38-32/python38.dll", {3, 8, 10, 0}, {}, {"f"}, /*x64=*/false);
+  t.env("PATH=C:\\Python38-32;" + kTkWin + "\\bin;C:\\Windows\\system32\nSystemRoot=C:\\Windows\n");
+  json j = t.doctor(Os::windows);
+  const json* f = finding(j, "win-dll-wrong-bitness-193");
+  ASSERT_NE(f, nullptr) << j["findings"].dump(2);
+  EXPECT_NE(text(j["findings"]).find("cudnn64_8.dll in " + kTkWin + "\\bin is x64"),
+            std::string::npos)
+      << j["findings"].dump(2);
+}
+
 // cudnn64_8.dll 8.9.7 alone in C:\New (first on PATH), a complete 8.2.4 set in the
 // toolkit: the sub-DLLs come from the older release.
 TEST(LoaderScenario, WindowsCudnnMainAndSubDllsFromDifferentReleasesIs127) {

@@ -193,6 +193,20 @@ void linux_contexts(const ProbeContext& ctx, const LoaderConfig& loader, const F
     c.root = n;
     c.label = "a program opening " + n + " by name (dlopen)";
     take_tree(c, model_linux_load(ctx.fs, ctx.kb, n, plain), false);
+    // dlopen(name) matches the soname of an object already in the process first: a
+    // preloaded library with that soname wins over every search.
+    for (const auto& p : out.preload) {
+      if (p.soname != n || c.libs.empty()) continue;
+      ResolvedLib& r = c.libs[0];
+      if (!r.path.empty() && r.path != p.path) r.shadowed.insert(r.shadowed.begin(), r.path);
+      r.path = p.path;
+      r.version = p.version;
+      r.missing = false;
+      r.rule = "already loaded";
+      r.rule_detail = "preloaded in the process by " + p.source + " ('" + p.entry + "')";
+      r.problem.clear();
+      break;
+    }
     out.contexts.push_back(std::move(c));
   }
 }
@@ -220,6 +234,11 @@ WindowsLoaderSettings windows_settings(const ProbeContext& ctx) {
 std::optional<Version> python_version(const PythonEnv& e) {
   if (!e.version) return std::nullopt;
   return Version::parse(*e.version);
+}
+
+// A 32-bit python.exe loads only x86 DLLs (a 64-bit one there is error 193 too).
+uint16_t python_machine(const PythonEnv& e) {
+  return e.bits && *e.bits == 32 ? 0x14c : 0;
 }
 
 // The package directory of a framework ("<site>/torch") and the directories its
@@ -328,9 +347,11 @@ bool cuda_family_dll(std::string_view lower) {
 void windows_contexts(const ProbeContext& ctx, const Facts& f, LoaderFacts& out) {
   const WindowsLoaderSettings base = windows_settings(ctx);
   std::string app_dir;
+  uint16_t machine = 0;  // the process's: x64 unless the first Python is 32-bit
   for (const auto& e : f.python) {
     if (e.interpreter) {
       app_dir = path_dirname(*e.interpreter);
+      machine = python_machine(e);
       break;
     }
   }
@@ -347,6 +368,7 @@ void windows_contexts(const ProbeContext& ctx, const Facts& f, LoaderFacts& out)
   for (const auto& n : names) {
     WindowsLoaderSettings ws = base;
     ws.app_dir = app_dir;
+    ws.machine = machine;
     LoadContext c;
     c.kind = "by-name";
     c.root = n;
@@ -366,6 +388,7 @@ void windows_contexts(const ProbeContext& ctx, const Facts& f, LoaderFacts& out)
       for (const auto& pyd : extension_modules(ctx.fs, dirs->package_dir)) {
         WindowsLoaderSettings ws = base;
         ws.app_dir = path_dirname(*e.interpreter);
+        ws.machine = python_machine(e);
         ws.user_dirs = dirs->user_dirs;
         ws.flags = kLoadLibrarySearchDefaultDirs | kLoadLibrarySearchDllLoadDir;
         ws.python_extension = true;

@@ -8,39 +8,27 @@
 #include <map>
 #include <set>
 
+#include "rules/rule_helpers.h"
 #include "rules/rules.h"
 #include "util/strings.h"
 
 namespace dlenv {
 namespace {
 
-using Findings = std::vector<Finding>;
-using Ctx = RuleContext;
+using namespace rule_helpers;
 
+// A logical path as the user sees it on Windows: "/Program Files/X" -> "C:\\Program Files\\X".
 std::string winpath(std::string_view p) {
   std::string s(p);
   if (!s.empty() && s.front() == '/') s = "C:" + s;
   std::replace(s.begin(), s.end(), '/', '\\');
   return s;
 }
-Evidence ev(std::string fact, std::string source) {
-  return {std::move(fact), std::move(source)};
-}
-FixStep sh(std::string text, std::string command = {}) {
-  std::string shell = command.empty() ? "" : "sh";
-  return {std::move(text), std::move(command), shell};
-}
+// A fix step whose command runs in PowerShell.
 FixStep ps(std::string text, std::string command = {}) {
-  std::string shell = command.empty() ? "" : "powershell";
-  return {std::move(text), std::move(command), shell};
-}
-Finding make(const char* id, Severity sev, const char* layer, std::string title) {
-  Finding x;
-  x.id = id;
-  x.severity = sev;
-  x.layer = layer;
-  x.title = std::move(title);
-  return x;
+  FixStep f = step(std::move(text), std::move(command));
+  if (!f.command.empty()) f.shell = "powershell";
+  return f;
 }
 
 bool is_cudnn(std::string_view name) {
@@ -235,10 +223,10 @@ void ld_library_path_tokens(const Ctx& c, Findings& out) {
         ev("entry " + std::to_string(i.position) + " '" + i.entry + "': " + i.meaning,
            "LD_LIBRARY_PATH (" + c.f.env.source + ")"));
   }
-  x.fix.push_back(
-      sh("write each directory as an absolute path (expand variables before exporting; for "
-         "$ORIGIN, name the directory it was meant to be), and drop empty entries",
-         "export LD_LIBRARY_PATH='" + join(keep, ":") + "'   # then add the absolute directories"));
+  x.fix.push_back(step(
+      "write each directory as an absolute path (expand variables before exporting; for "
+      "$ORIGIN, name the directory it was meant to be), and drop empty entries",
+      "export LD_LIBRARY_PATH='" + join(keep, ":") + "'   # then add the absolute directories"));
   out.push_back(std::move(x));
 }
 
@@ -275,11 +263,11 @@ void loader_preload_stub(const RuleContext& c, std::vector<Finding>& out) {
       }
     }
     if (p.source == "LD_PRELOAD") {
-      x.fix.push_back(sh("remove the stub from LD_PRELOAD (the stub only serves the linker)",
-                         "unset LD_PRELOAD   # or drop '" + p.entry + "' from it"));
+      x.fix.push_back(step("remove the stub from LD_PRELOAD (the stub only serves the linker)",
+                           "unset LD_PRELOAD   # or drop '" + p.entry + "' from it"));
     } else {
-      x.fix.push_back(sh("remove the stub's line from /etc/ld.so.preload",
-                         "sudo sed -i '\\#" + p.entry + "#d' /etc/ld.so.preload"));
+      x.fix.push_back(step("remove the stub's line from /etc/ld.so.preload",
+                           "sudo sed -i '\\#" + p.entry + "#d' /etc/ld.so.preload"));
     }
     out.push_back(std::move(x));
   }
@@ -310,8 +298,10 @@ void loader_preload_cudnn(const RuleContext& c, std::vector<Finding>& out) {
                ")",
            p.source == "LD_PRELOAD" ? "LD_PRELOAD (" + c.f.env.source + ")" : p.source));
     if (const auto* bn = by_name(c.f, p.soname); bn && !bn->libs.empty()) {
-      x.evidence.push_back(ev("a program asking for " + p.soname + " gets the preloaded copy (" +
-                                  bn->libs[0].rule_detail + ")",
+      const auto& r = bn->libs[0];
+      x.evidence.push_back(ev("a program asking for " + p.soname + " gets " + r.path + " (" +
+                                  r.rule_detail + ")" +
+                                  (r.shadowed.empty() ? "" : " instead of " + r.shadowed.front()),
                               "Linux loader model"));
     }
     for (const auto* k : others) {
@@ -319,10 +309,10 @@ void loader_preload_cudnn(const RuleContext& c, std::vector<Finding>& out) {
                                   (k->python_site.empty() ? "" : " (pip wheel)"),
                               k->library_version.source));
     }
-    x.fix.push_back(sh("stop preloading cuDNN: the frameworks find their own copy",
-                       p.source == "LD_PRELOAD"
-                           ? "unset LD_PRELOAD   # or drop '" + p.entry + "' from it"
-                           : "sudo sed -i '\\#" + p.entry + "#d' /etc/ld.so.preload"));
+    x.fix.push_back(step("stop preloading cuDNN: the frameworks find their own copy",
+                         p.source == "LD_PRELOAD"
+                             ? "unset LD_PRELOAD   # or drop '" + p.entry + "' from it"
+                             : "sudo sed -i '\\#" + p.entry + "#d' /etc/ld.so.preload"));
     out.push_back(std::move(x));
   }
 }
@@ -385,17 +375,17 @@ void loader_cudnn_incomplete(const RuleContext& c, std::vector<Finding>& out) {
       x.evidence.push_back(ev("present: " + join(k.sublibraries_present, ", "), k.dir));
     }
     if (!missing.empty()) {
-      x.fix.push_back(sh("copy every lib/libcudnn*.so* file of the same cuDNN archive into " +
-                         k.dir +
-                         " (the main library loads the others at run time: the first convolution "
-                         "fails otherwise)"));
+      x.fix.push_back(step("copy every lib/libcudnn*.so* file of the same cuDNN archive into " +
+                           k.dir +
+                           " (the main library loads the others at run time: the first convolution "
+                           "fails otherwise)"));
     }
     if (!unreachable.empty()) {
       x.fix.push_back(
-          sh("make " + k.dir +
-                 " searchable: add it to /etc/ld.so.conf.d and refresh "
-                 "the cache (or to LD_LIBRARY_PATH)",
-             "echo '" + k.dir + "' | sudo tee /etc/ld.so.conf.d/cudnn.conf && sudo ldconfig"));
+          step("make " + k.dir +
+                   " searchable: add it to /etc/ld.so.conf.d and refresh "
+                   "the cache (or to LD_LIBRARY_PATH)",
+               "echo '" + k.dir + "' | sudo tee /etc/ld.so.conf.d/cudnn.conf && sudo ldconfig"));
     }
     out.push_back(std::move(x));
   }
