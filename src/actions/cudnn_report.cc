@@ -1,11 +1,14 @@
 // Text and JSON for `dlenv cudnn install / uninstall / list`, and the list itself.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "actions/cudnn_install.h"
 #include "probe/loader_model.h"
+#include "probe/windows.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -138,7 +141,110 @@ std::string render_uninstall_json(const CudnnUninstallResult& r) {
   return doc.dump(2) + "\n";
 }
 
+namespace {
+
+std::string complete_text(const CudnnCopy& c) {
+  return c.sublibraries_missing.empty()
+             ? "complete"
+             : fmt::format("missing {} of {} libraries: {}", c.sublibraries_missing.size(),
+                           c.sublibraries_missing.size() + c.sublibraries_present.size(),
+                           join(c.sublibraries_missing, ", "));
+}
+
+std::string dlenv_manifest(const ProbeContext& ctx, const std::string& toolkit_root) {
+  std::string out;
+  if (toolkit_root.empty()) return out;
+  if (auto es = ctx.fs.list_dir(path_join(toolkit_root, ".dlenv"))) {
+    for (const auto& f : *es) {
+      if (starts_with(f.name, "cudnn-") && ends_with(f.name, ".json")) {
+        out = path_join(path_join(toolkit_root, ".dlenv"), f.name);
+      }
+    }
+  }
+  return out;
+}
+
+// Windows: the copies probe_windows_cudnn finds (toolkit bin dirs, the cuDNN 9
+// installer layout, CUDNN_HOME/CUDNN_PATH, PATH dirs), plus the pip wheels'
+// (nvidia\cudnn\bin, torch\lib), read by the same probe as pseudo-toolkits.
+std::vector<CudnnListEntry> list_cudnn_windows(const ProbeContext& ctx) {
+  auto toolkits = probe_windows_toolkits(ctx);
+  std::vector<CudnnCopy> copies = probe_windows_cudnn(ctx, toolkits);
+  std::vector<ToolkitFacts> wheels;
+  std::map<std::string, std::string> wheel_site;  // pseudo-toolkit root -> site-packages
+  for (const auto& site : python_site_packages(ctx)) {
+    for (const char* sub : {"nvidia/cudnn", "torch"}) {
+      ToolkitFacts w;
+      w.root = path_join(site, sub);
+      w.lib_dirs = {path_join(w.root, std::string(sub) == "torch" ? "lib" : "bin")};
+      if (!win_find(ctx.fs, w.lib_dirs[0])) continue;
+      wheel_site[w.root] = site;
+      wheels.push_back(std::move(w));
+    }
+  }
+  if (!wheels.empty()) {
+    for (auto& c : probe_windows_cudnn(ctx, wheels)) {
+      auto it = wheel_site.find(c.toolkit_root);
+      if (it == wheel_site.end()) continue;  // a PATH/CUDNN_HOME copy, listed already
+      c.python_site = it->second;
+      c.found_via = {ends_with(c.toolkit_root, "torch") ? "torch wheel (torch\\lib)"
+                                                        : "pip wheel nvidia-cudnn"};
+      c.toolkit_root.clear();
+      bool dup = false;
+      for (auto& o : copies) {
+        if (o.library == c.library) {
+          o.python_site = c.python_site;
+          dup = true;
+        }
+      }
+      if (!dup) copies.push_back(std::move(c));
+    }
+  }
+  // LoadLibrary("cudnn64_N.dll") from a program without its own copy: the first PATH
+  // directory that holds it (after the application's and the system directories).
+  std::map<int, std::string> first_on_path;
+  if (auto p = win_env(ctx, "PATH")) {
+    for (const auto& entry : win_path_entries(*p)) {
+      std::string dir = to_lower(win_logical(ctx, entry));
+      for (const auto& c : copies) {
+        if (!first_on_path.count(c.major) && to_lower(c.dir) == dir) first_on_path[c.major] = dir;
+      }
+    }
+  }
+  std::vector<CudnnListEntry> out;
+  for (auto& c : copies) {
+    CudnnListEntry e;
+    e.copy = c;
+    e.complete = complete_text(c);
+    auto fp = first_on_path.find(c.major);
+    if (fp != first_on_path.end() && fp->second == to_lower(c.dir)) {
+      e.loaded_by.push_back(fmt::format(
+          "any program calling LoadLibrary(\"cudnn64_{}.dll\") without a copy of its own (the "
+          "first PATH directory holding it)",
+          c.major));
+    } else if (std::find(c.found_via.begin(), c.found_via.end(), "PATH") != c.found_via.end()) {
+      e.loaded_by.push_back("nobody by PATH: an earlier PATH directory holds another cudnn64_" +
+                            std::to_string(c.major) + ".dll");
+    }
+    if (!c.python_site.empty()) {
+      e.loaded_by.push_back("Python frameworks in " + display_path(c.python_site, Os::windows) +
+                            " (torch/TensorFlow add their DLL folders with os.add_dll_directory)");
+    }
+    if (!c.toolkit_root.empty()) {
+      e.loaded_by.push_back("programs whose PATH holds " + display_path(c.dir, Os::windows) +
+                            " (toolkit " + display_path(c.toolkit_root, Os::windows) + ")");
+      e.installed_by_dlenv = dlenv_manifest(ctx, c.toolkit_root);
+    }
+    if (e.loaded_by.empty()) e.loaded_by.push_back("only programs that name this directory");
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<CudnnListEntry> list_cudnn(const ProbeContext& ctx) {
+  if (ctx.os == Os::windows) return list_cudnn_windows(ctx);
   LoaderConfig loader = read_loader_config(ctx);
   auto toolkits = probe_toolkits(ctx, loader);
   ProbeOptions po;
@@ -166,11 +272,7 @@ std::vector<CudnnListEntry> list_cudnn(const ProbeContext& ctx) {
     }
     CudnnListEntry e;
     e.copy = c;
-    e.complete = c.sublibraries_missing.empty()
-                     ? "complete"
-                     : fmt::format("missing {} of {} libraries: {}", c.sublibraries_missing.size(),
-                                   c.sublibraries_missing.size() + c.sublibraries_present.size(),
-                                   join(c.sublibraries_missing, ", "));
+    e.complete = complete_text(c);
     const std::string real = ctx.fs.real_path(c.library).value_or(c.library);
     const auto& pick = dlopen_pick[c.major];
     if (!pick.first.empty() && pick.first == real) {
@@ -184,13 +286,7 @@ std::vector<CudnnListEntry> list_cudnn(const ProbeContext& ctx) {
     if (!c.toolkit_root.empty()) {
       e.loaded_by.push_back("programs built with -L" + c.dir + " or run with LD_LIBRARY_PATH=" +
                             c.dir + " (toolkit " + c.toolkit_root + ")");
-      if (auto es = ctx.fs.list_dir(path_join(c.toolkit_root, ".dlenv"))) {
-        for (const auto& f : *es) {
-          if (starts_with(f.name, "cudnn-") && ends_with(f.name, ".json")) {
-            e.installed_by_dlenv = path_join(path_join(c.toolkit_root, ".dlenv"), f.name);
-          }
-        }
-      }
+      e.installed_by_dlenv = dlenv_manifest(ctx, c.toolkit_root);
     }
     for (const auto& via : c.found_via) {
       if (via == "LD_LIBRARY_PATH")

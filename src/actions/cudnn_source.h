@@ -8,9 +8,9 @@
 // leave the tree, device files and absurd sizes are refused with an Error that
 // names the entry; nothing of such a source is ever read further or written.
 //
-// The archive reader lives in cudnn_archive_posix.cc (libarchive); builds
-// without libarchive (the mingw one) use cudnn_archive_win32.cc, which asks for
-// an extracted directory instead.
+// Archive readers: cudnn_archive_posix.cc (libarchive loaded at run time, then a
+// tar program), cudnn_archive_tar.cc (the tar-program reader, both platforms) and
+// cudnn_archive_win32.cc (Windows: the system's tar.exe).
 #pragma once
 
 #include <cstdint>
@@ -79,10 +79,51 @@ Result<std::vector<SourceEntry>> check_source_entries(std::vector<SourceEntry> e
 // A host directory (not under --root: the distribution is the user's download).
 Result<std::unique_ptr<CudnnSource>> open_directory_source(const std::string& dir,
                                                            const SourceLimits& limits = {});
-// A .tar.xz/.tgz/.tar/.zip archive on the host (see the header comment for builds
-// without libarchive).
+// How archives are read. Linux: libarchive, loaded at run time (dlenv has no
+// link-time dependency on it), else a tar program; Windows: the system's tar.exe
+// (bsdtar). Neither extracts to disk: entries are listed and checked first, then
+// the needed members are read into memory.
+struct ArchiveReaders {
+  // Tried in order with DynamicLibrary::open; empty = do not use libarchive.
+  std::vector<std::string> libarchive_names;
+  // Tried in order (`PROG --version` must run); empty = no tar program.
+  std::vector<std::string> tar_programs;
+};
+// The platform's default: Linux {libarchive.so.13, libarchive.so} then {bsdtar, tar};
+// Windows: no libarchive, %SystemRoot%\System32\tar.exe.
+ArchiveReaders default_archive_readers();
+
+// A .tar.xz/.tgz/.tar/.zip archive on the host, read with the first reader that works.
+// When none does, the Error says what to install or to pass the extracted directory.
 Result<std::unique_ptr<CudnnSource>> open_archive_source(const std::string& file,
                                                          const SourceLimits& limits = {});
+Result<std::unique_ptr<CudnnSource>> open_archive_source(const std::string& file,
+                                                         const SourceLimits& limits,
+                                                         const ArchiveReaders& readers);
+
+// Only through libarchive loaded from one of `names` (Error when none loads).
+Result<std::unique_ptr<CudnnSource>> open_libarchive_source(const std::string& file,
+                                                            const SourceLimits& limits,
+                                                            const std::vector<std::string>& names);
+
+// A tar program (bsdtar, GNU tar, Windows tar.exe) as the archive reader:
+// `PROG -tvf FILE` lists the entries (checked like any other source), then
+// `PROG -xOf FILE MEMBER...` reads the wanted members to memory, split by their
+// listed sizes (never extracted to disk).
+enum class TarFlavor { gnu, bsd };
+struct TarProgram {
+  std::string path;  // what run_process starts
+  TarFlavor flavor = TarFlavor::bsd;
+};
+// Runs `PROG --version`: nullopt when it cannot be started.
+std::optional<TarProgram> probe_tar_program(const std::string& path);
+// Parses a verbose listing (`tar -tvf`) in the flavor's layout. Error naming the
+// line that does not parse.
+Result<std::vector<SourceEntry>> parse_tar_listing(std::string_view text, TarFlavor flavor);
+Result<std::unique_ptr<CudnnSource>> open_tar_program_source(const std::string& file,
+                                                             const SourceLimits& limits,
+                                                             const TarProgram& tar);
+
 // A directory or an archive, whichever `path` is.
 Result<std::unique_ptr<CudnnSource>> open_cudnn_source(const std::string& path,
                                                        const SourceLimits& limits = {});

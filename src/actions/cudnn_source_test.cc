@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "actions/cudnn_inspect.h"
 #include "actions/cudnn_test_support.h"
 #include "kb/kb.h"
@@ -21,6 +23,17 @@ std::vector<ArchiveEntry> small_tree(const std::string& top) {
           {top + "/lib/libcudnn.so.9.1.0", "ELF?", ArchiveEntry::file, "", 0755},
           {top + "/lib/libcudnn.so.9", "", ArchiveEntry::symlink, "libcudnn.so.9.1.0", 0777},
           {top + "/LICENSE", "license\n"}};
+}
+
+// The tar programs installed here that can read `fmt` (GNU tar cannot read .zip).
+std::vector<TarProgram> testing_tar_programs(ArchiveFormat fmt) {
+  std::vector<TarProgram> out;
+  for (const char* p : {"bsdtar", "tar"}) {
+    auto t = probe_tar_program(p);
+    if (!t || (fmt == ArchiveFormat::zip && t->flavor == TarFlavor::gnu)) continue;
+    out.push_back(*t);
+  }
+  return out;
 }
 
 class SourceFormats : public ::testing::TestWithParam<ArchiveFormat> {};
@@ -51,6 +64,70 @@ TEST_P(SourceFormats, ListsEntriesWithoutTheTopDirectoryAndReadsFiles) {
 
 INSTANTIATE_TEST_SUITE_P(Archive, SourceFormats,
                          ::testing::Values(ArchiveFormat::tar_xz, ArchiveFormat::zip));
+
+TEST_P(SourceFormats, TarProgramReaderMatchesLibarchive) {
+  auto tars = testing_tar_programs(GetParam());
+  if (tars.empty()) GTEST_SKIP() << "no tar program here reads this format";
+  TempDir tmp("tarprog");
+  std::string file = tmp.at(GetParam() == ArchiveFormat::zip ? "c.zip" : "c.tar.xz");
+  auto tree = small_tree("cudnn-linux-x86_64-9.1.0.70_cuda12-archive");
+  tree.push_back({"cudnn-linux-x86_64-9.1.0.70_cuda12-archive/lib/libcudnn_ops.so.9.1.0",
+                  std::string(300000, '\x7f') + "tail", ArchiveEntry::file, "", 0755});
+  tree.push_back({"cudnn-linux-x86_64-9.1.0.70_cuda12-archive/include/empty.h", ""});
+  write_archive(file, GetParam(), tree);
+  auto ref = open_libarchive_source(file, {}, {"libarchive.so.13"});
+  ASSERT_TRUE(ref) << ref.error().message;
+  for (const auto& tar : tars) {
+    SCOPED_TRACE(tar.path);
+    auto src = open_tar_program_source(file, {}, tar);
+    ASSERT_TRUE(src) << src.error().message;
+    ASSERT_EQ((*src)->entries().size(), (*ref)->entries().size());
+    for (size_t i = 0; i < (*ref)->entries().size(); ++i) {
+      const auto& a = (*ref)->entries()[i];
+      const auto& b = (*src)->entries()[i];
+      EXPECT_EQ(a.path, b.path);
+      EXPECT_EQ(a.type, b.type) << a.path;
+      EXPECT_EQ(a.size, b.size) << a.path;
+      EXPECT_EQ(a.mode, b.mode) << a.path;
+      EXPECT_EQ(a.link_target, b.link_target) << a.path;
+    }
+    // Several members in one pass, split by their listed sizes.
+    std::map<std::string, std::string> got, want;
+    auto all = [](const SourceEntry&) { return true; };
+    auto r = (*src)->read_files(all, [&](const SourceEntry& e, std::string_view d) -> Result<void> {
+      got[e.path] = std::string(d);
+      return {};
+    });
+    ASSERT_TRUE(r) << r.error().message;
+    r = (*ref)->read_files(all, [&](const SourceEntry& e, std::string_view d) -> Result<void> {
+      want[e.path] = std::string(d);
+      return {};
+    });
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(got.size(), 5u);
+  }
+}
+
+TEST(CudnnSource, WithoutLibarchiveATarProgramReadsTheArchive) {
+  if (testing_tar_programs(ArchiveFormat::tar_xz).empty()) GTEST_SKIP() << "no tar program";
+  TempDir tmp("nolibarchive");
+  write_archive(tmp.at("c.tar.xz"), ArchiveFormat::tar_xz, small_tree("top"));
+  ArchiveReaders readers{{"libdlenv-no-such-libarchive.so.13"}, {"bsdtar", "tar"}};
+  auto src = open_archive_source(tmp.at("c.tar.xz"), {}, readers);
+  ASSERT_TRUE(src) << src.error().message;
+  auto text = (*src)->read("include/cudnn_version.h");
+  ASSERT_TRUE(text) << text.error().message;
+  EXPECT_EQ(*text, testing::version_header(9, 1, 0));
+  // Neither libarchive nor a tar program: the message says what to install.
+  readers.tar_programs = {"dlenv-no-such-tar-program"};
+  src = open_archive_source(tmp.at("c.tar.xz"), {}, readers);
+  ASSERT_FALSE(src);
+  EXPECT_NE(src.error().message.find("install libarchive13 (apt install libarchive13t64"),
+            std::string::npos)
+      << src.error().message;
+  EXPECT_NE(src.error().message.find("libdlenv-no-such-libarchive.so.13"), std::string::npos);
+}
 
 TEST(CudnnSource, ExtractedDirectoryLooksLikeTheArchive) {
   TempDir tmp("srcdir");
@@ -93,6 +170,13 @@ TEST_P(UnsafeEntries, AreRefusedNamingTheEntry) {
     EXPECT_NE(m.find("unsafe entry"), std::string::npos) << m;
     EXPECT_NE(m.find(GetParam().why), std::string::npos) << m;
     EXPECT_NE(m.find("Nothing was extracted"), std::string::npos) << m;
+    // The tar-program reader refuses the same entries from its listing.
+    for (const auto& tar : testing_tar_programs(fmt)) {
+      auto t = open_tar_program_source(file, {}, tar);
+      ASSERT_FALSE(t) << tar.path << " " << GetParam().name;
+      EXPECT_NE(t.error().message.find(GetParam().why), std::string::npos)
+          << tar.path << ": " << t.error().message;
+    }
   }
 }
 

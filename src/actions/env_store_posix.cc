@@ -6,12 +6,21 @@ namespace {
 
 class NoUserEnvironmentStore : public UserEnvironmentStore {
  public:
-  Result<std::optional<std::string>> get(const std::string& name) const override {
+  Result<std::optional<UserEnvValue>> get(const std::string& name) const override {
     return fail(why(name));
   }
-  Result<void> set(const std::string& name, const std::string&) override { return fail(why(name)); }
+  Result<void> set(const std::string& name, const UserEnvValue&) override {
+    return fail(why(name));
+  }
   Result<void> remove(const std::string& name) override { return fail(why(name)); }
   Result<void> broadcast_change() override { return fail(why("WM_SETTINGCHANGE")); }
+  Result<std::optional<std::string>> load_backup() const override {
+    return fail(why("the backup"));
+  }
+  Result<void> save_backup(const std::optional<std::string>&) override {
+    return fail(why("the backup"));
+  }
+  std::string where() const override { return "HKCU\\Environment"; }
 
  private:
   static std::string why(const std::string& name) {

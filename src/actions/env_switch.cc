@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "actions/cudnn_install.h"
 #include "util/strings.h"
@@ -267,6 +268,92 @@ Result<PersistResult> undo_persist_env_block(const FileSystem& fs, FileWriter& w
   }
   for (const auto& p : tx.commit()) r.what += " (could not delete " + p + ")";
   return r;
+}
+
+namespace {
+
+std::string show(const std::optional<UserEnvValue>& v) {
+  if (!v) return "(not set)";
+  return v->value + (v->expandable ? "" : " [REG_SZ]");
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> persist_user_environment(UserEnvironmentStore& store,
+                                                          const EnvSwitch& s) {
+  // The saved values so far (from an earlier persist that was not undone).
+  nlohmann::json saved = nlohmann::json::object();
+  auto old = store.load_backup();
+  if (!old) return std::unexpected(old.error());
+  if (*old) {
+    auto j = nlohmann::json::parse(**old, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("values") || !j["values"].is_object()) {
+      return fail(store.where() +
+                  ": the saved backup of an earlier `dlenv env --persist` cannot be read; run "
+                  "`dlenv env --undo` or remove it before persisting again");
+    }
+    saved = j["values"];
+  }
+  std::vector<std::string> names;
+  for (const auto& [k, v] : s.set) names.push_back(k);
+  for (const auto& k : s.unset) names.push_back(k);
+  std::map<std::string, std::optional<UserEnvValue>> before;
+  for (const auto& k : names) {
+    auto v = store.get(k);
+    if (!v) return std::unexpected(v.error());
+    before[k] = *v;
+    if (!saved.contains(k)) {
+      saved[k] = *v ? nlohmann::json{{"value", (*v)->value}, {"expandable", (*v)->expandable}}
+                    : nlohmann::json(nullptr);
+    }
+  }
+  // The backup is written before anything changes: undo works even after a failure below.
+  nlohmann::json doc{{"schema", "dlenv.user-env-backup/1"}, {"values", saved}};
+  if (auto r = store.save_backup(doc.dump()); !r) return std::unexpected(r.error());
+  std::vector<std::string> changes;
+  for (const auto& [k, v] : s.set) {
+    UserEnvValue nv{v, true};
+    if (before[k] && *before[k] == nv) continue;
+    if (auto r = store.set(k, nv); !r) return std::unexpected(r.error());
+    changes.push_back(fmt::format("{}: {} -> {}", k, show(before[k]), v));
+  }
+  for (const auto& k : s.unset) {
+    if (!before[k]) continue;
+    if (auto r = store.remove(k); !r) return std::unexpected(r.error());
+    changes.push_back(fmt::format("{}: {} -> (removed)", k, show(before[k])));
+  }
+  return changes;
+}
+
+Result<std::vector<std::string>> undo_user_environment(UserEnvironmentStore& store) {
+  auto old = store.load_backup();
+  if (!old) return std::unexpected(old.error());
+  if (!*old) {
+    return fail(store.where() +
+                ": nothing to undo (no `dlenv env --persist` has changed it, or it was undone)");
+  }
+  auto j = nlohmann::json::parse(**old, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("values") || !j["values"].is_object()) {
+    return fail(store.where() + ": the saved backup cannot be read (not dlenv.user-env-backup/1)");
+  }
+  std::vector<std::string> changes;
+  for (const auto& [k, v] : j["values"].items()) {
+    auto now = store.get(k);
+    if (!now) return std::unexpected(now.error());
+    std::optional<UserEnvValue> want;
+    if (v.is_object() && v.contains("value") && v["value"].is_string()) {
+      want = UserEnvValue{v["value"].get<std::string>(), v.value("expandable", true)};
+    }
+    if (*now == want) continue;
+    if (want) {
+      if (auto r = store.set(k, *want); !r) return std::unexpected(r.error());
+    } else {
+      if (auto r = store.remove(k); !r) return std::unexpected(r.error());
+    }
+    changes.push_back(fmt::format("{}: {} -> {}", k, show(*now), show(want)));
+  }
+  if (auto r = store.save_backup(std::nullopt); !r) return std::unexpected(r.error());
+  return changes;
 }
 
 }  // namespace dlenv

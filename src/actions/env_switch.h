@@ -53,15 +53,40 @@ Result<PersistResult> undo_persist_env_block(const FileSystem& fs, FileWriter& w
 
 // The per-user environment of Windows (HKCU\Environment + WM_SETTINGCHANGE).
 // env_store_win32.cc implements it; elsewhere every call fails saying so.
+struct UserEnvValue {
+  std::string value;
+  bool expandable = true;  // REG_EXPAND_SZ (else REG_SZ)
+  bool operator==(const UserEnvValue&) const = default;
+};
 class UserEnvironmentStore {
  public:
   virtual ~UserEnvironmentStore() = default;
-  virtual Result<std::optional<std::string>> get(const std::string& name) const = 0;
-  virtual Result<void> set(const std::string& name, const std::string& value) = 0;
+  virtual Result<std::optional<UserEnvValue>> get(const std::string& name) const = 0;
+  virtual Result<void> set(const std::string& name, const UserEnvValue& value) = 0;
   virtual Result<void> remove(const std::string& name) = 0;
   // Tells running programs (Explorer, new shells) that the environment changed.
   virtual Result<void> broadcast_change() = 0;
+  // Where `persist_user_environment` keeps the values it replaced (Windows:
+  // HKCU\Software\dlenv, value UserEnvironmentBackup), as text; nullopt = none.
+  virtual Result<std::optional<std::string>> load_backup() const = 0;
+  virtual Result<void> save_backup(const std::optional<std::string>& text) = 0;
+  // "HKCU\Environment" (for messages).
+  virtual std::string where() const = 0;
 };
 std::unique_ptr<UserEnvironmentStore> make_user_environment_store();
+
+// `dlenv env --persist` on Windows: sets s.set and removes s.unset in the store.
+// Before the first change the previous value of every variable it touches (absent
+// ones too) is saved with save_backup; a later persist adds only variables not
+// saved yet, so undo always returns to the state before the first persist.
+// Returns one line per change ("CUDA_PATH: C:\old -> C:\new"). PATH is not
+// touched (the user part of PATH comes after the system part, which holds the
+// CUDA installer's entries: a user entry cannot win; the note says so).
+Result<std::vector<std::string>> persist_user_environment(UserEnvironmentStore& store,
+                                                          const EnvSwitch& s);
+// `dlenv env --undo` on Windows: puts back every saved value exactly (value and
+// type), removes the ones that did not exist, deletes the backup. Error when no
+// backup exists (nothing to undo).
+Result<std::vector<std::string>> undo_user_environment(UserEnvironmentStore& store);
 
 }  // namespace dlenv

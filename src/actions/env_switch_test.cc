@@ -157,9 +157,97 @@ TEST(EnvPersist, AFileItCreatedIsRemovedByUndo) {
 
 TEST(UserEnvironmentStore, SaysItIsWindowsOnlyHere) {
   auto store = make_user_environment_store();
-  auto r = store->set("CUDA_PATH", "x");
+  auto r = store->set("CUDA_PATH", UserEnvValue{"x"});
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("only on Windows"), std::string::npos);
+}
+
+// HKCU\Environment as a map (the Wine test tests/fixtures/win/env_persist.cmake runs
+// the registry one).
+class FakeUserEnvironment : public UserEnvironmentStore {
+ public:
+  std::map<std::string, UserEnvValue> values;
+  std::optional<std::string> backup;
+  std::string fail_set;  // set() of this name fails
+  Result<std::optional<UserEnvValue>> get(const std::string& name) const override {
+    auto it = values.find(name);
+    if (it == values.end()) return std::optional<UserEnvValue>();
+    return std::optional<UserEnvValue>(it->second);
+  }
+  Result<void> set(const std::string& name, const UserEnvValue& v) override {
+    if (name == fail_set) return fail(name + ": access denied");
+    values[name] = v;
+    return {};
+  }
+  Result<void> remove(const std::string& name) override {
+    values.erase(name);
+    return {};
+  }
+  Result<void> broadcast_change() override { return {}; }
+  Result<std::optional<std::string>> load_backup() const override { return backup; }
+  Result<void> save_backup(const std::optional<std::string>& t) override {
+    backup = t;
+    return {};
+  }
+  std::string where() const override { return "HKCU\\Environment (fake)"; }
+};
+
+TEST(UserEnvironment, PersistThenUndoRestoresValuesTypesAndAbsence) {
+  FakeUserEnvironment store;
+  store.values["CUDA_PATH"] = {"C:\\old", false};  // REG_SZ, as the CUDA installer writes it
+  store.values["CUDNN_HOME"] = {"C:\\cudnn-old", true};
+  store.values["OTHER"] = {"kept", true};
+  const auto original = store.values;
+  EnvSwitch sw;
+  sw.set = {{"CUDA_PATH", "C:\\CUDA\\v11.7"}, {"CUDA_HOME", "C:\\CUDA\\v11.7"}};
+  sw.unset = {"CUDNN_HOME"};
+  auto r = persist_user_environment(store, sw);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(store.values["CUDA_PATH"], (UserEnvValue{"C:\\CUDA\\v11.7", true}));
+  EXPECT_EQ(store.values["CUDA_HOME"].value, "C:\\CUDA\\v11.7");
+  EXPECT_EQ(store.values.count("CUDNN_HOME"), 0u);
+  EXPECT_EQ(r->size(), 3u);
+  ASSERT_TRUE(store.backup);
+  // A second persist (another version) keeps the first backup: undo goes back to the start.
+  sw.set = {{"CUDA_PATH", "C:\\CUDA\\v12.4"}, {"CUDA_HOME", "C:\\CUDA\\v12.4"}};
+  sw.unset.clear();
+  ASSERT_TRUE(persist_user_environment(store, sw));
+  EXPECT_EQ(store.values["CUDA_PATH"].value, "C:\\CUDA\\v12.4");
+  auto u = undo_user_environment(store);
+  ASSERT_TRUE(u) << u.error().message;
+  EXPECT_EQ(store.values, original);  // CUDA_HOME, absent before, is deleted again
+  EXPECT_FALSE(store.backup);
+  auto again = undo_user_environment(store);
+  ASSERT_FALSE(again);
+  EXPECT_NE(again.error().message.find("nothing to undo"), std::string::npos);
+}
+
+TEST(UserEnvironment, AFailedWriteLeavesABackupThatUndoes) {
+  FakeUserEnvironment store;
+  store.values["CUDA_PATH"] = {"C:\\old", true};
+  store.fail_set = "CUDA_PATH";
+  EnvSwitch sw;
+  sw.set = {{"CUDA_HOME", "C:\\new"}, {"CUDA_PATH", "C:\\new"}};
+  auto r = persist_user_environment(store, sw);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("CUDA_PATH: access denied"), std::string::npos);
+  EXPECT_EQ(store.values.count("CUDA_HOME"), 1u);  // written before the failure
+  store.fail_set.clear();
+  ASSERT_TRUE(undo_user_environment(store));
+  EXPECT_EQ(store.values.size(), 1u);
+  EXPECT_EQ(store.values["CUDA_PATH"].value, "C:\\old");
+}
+
+TEST(UserEnvironment, UnreadableBackupIsRefused) {
+  FakeUserEnvironment store;
+  store.backup = "not json";
+  EnvSwitch sw;
+  sw.set = {{"CUDA_PATH", "x"}};
+  auto r = persist_user_environment(store, sw);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("cannot be read"), std::string::npos);
+  EXPECT_TRUE(store.values.empty());
+  EXPECT_FALSE(undo_user_environment(store));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "cli/env_cmd.h"
 #include "cli/plan_cmd.h"
 #include "cli/plan_link.h"
+#include "cli/setup.h"
 #include "cli/verify_cmd.h"
 #include "cli/which_cmd.h"
 #include "kb/kb.h"
@@ -72,44 +73,14 @@ struct Setup {
 };
 
 Result<Setup> make_setup(const CommonOptions& o) {
+  auto v = open_system_view(o.root, o.os_name, o.env_file, o.kb_dir);  // cli/setup.h
+  if (!v) return std::unexpected(v.error());
   Setup s;
-  if (!o.os_name.empty()) {
-    if (o.os_name == "linux") {
-      s.os = Os::linux;
-    } else if (o.os_name == "windows") {
-      s.os = Os::windows;
-    } else {
-      return fail("--os must be linux or windows, not '" + o.os_name + "'");
-    }
-  }
-  if (!o.root.empty()) {
-    auto real = make_real_filesystem();
-    if (!real->is_dir(o.root)) {
-      return fail("--root " + o.root + ": not a directory");
-    }
-    s.fs = make_rooted_filesystem(o.root);
-  } else {
-    s.fs = make_real_filesystem();
-  }
-  if (!o.env_file.empty()) {
-    std::ifstream in(o.env_file, std::ios::binary);
-    if (!in) return fail("--env-file " + o.env_file + ": cannot open the file");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    auto vars = parse_env_file(ss.str(), o.env_file);
-    if (!vars) return std::unexpected(vars.error());
-    s.env = make_map_env(std::move(*vars));
-    s.env_source = "--env-file " + o.env_file;
-  } else if (!o.root.empty()) {
-    // Nothing of the host leaks into a --root report: an empty environment.
-    s.env = make_map_env({});
-    s.env_source = "empty environment (--root without --env-file)";
-  } else {
-    s.env = make_process_env();
-  }
-  auto kb = o.kb_dir.empty() ? Kb::load_embedded() : Kb::load_dir(o.kb_dir);
-  if (!kb) return fail("knowledge base: " + kb.error().message);
-  s.kb = *kb;
+  s.fs = std::move(v->fs);
+  s.env = std::move(v->env);
+  s.kb = std::move(v->kb);
+  s.os = v->os;
+  s.env_source = std::move(v->env_source);
   return s;
 }
 

@@ -25,48 +25,7 @@ void add_action_common(CLI::App* app, ActionCommonOptions& o) {
 }
 
 Result<ActionSetup> make_action_setup(const ActionCommonOptions& o) {
-  ActionSetup s;
-#ifdef _WIN32
-  const Os host = Os::windows;
-#else
-  const Os host = Os::linux;
-#endif
-  s.os = host;
-  if (!o.os.empty()) {
-    if (o.os == "linux") {
-      s.os = Os::linux;
-    } else if (o.os == "windows") {
-      s.os = Os::windows;
-    } else {
-      return fail("--os must be linux or windows, not '" + o.os + "'");
-    }
-  }
-  if (!o.root.empty()) {
-    if (!make_real_filesystem()->is_dir(o.root))
-      return fail("--root " + o.root + ": not a directory");
-    s.fs = make_rooted_filesystem(o.root);
-    s.root = o.root;
-  } else {
-    s.fs = make_real_filesystem();
-  }
-  if (!o.env_file.empty()) {
-    std::ifstream in(o.env_file, std::ios::binary);
-    if (!in) return fail("--env-file " + o.env_file + ": cannot open the file");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    auto vars = parse_env_file(ss.str(), o.env_file);
-    if (!vars) return std::unexpected(vars.error());
-    s.env = make_map_env(std::move(*vars));
-  } else if (!o.root.empty()) {
-    s.env = make_map_env({});
-  } else {
-    s.env = make_process_env();
-  }
-  auto kb = o.kb_dir.empty() ? Kb::load_embedded() : Kb::load_dir(o.kb_dir);
-  if (!kb) return fail("knowledge base: " + kb.error().message);
-  s.kb = *kb;
-  s.live = o.root.empty() && s.os == host;
-  return s;
+  return open_system_view(o.root, o.os, o.env_file, o.kb_dir);
 }
 
 namespace {
@@ -177,10 +136,6 @@ int list(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
   if (!setup) {
     err << "dlenv cudnn list: " << setup.error().message << "\n";
     return kExitUsage;
-  }
-  if (setup->os == Os::windows) {
-    err << "dlenv cudnn list: Windows copies are not listed yet (the cuDNN probe reads Linux "
-           "layouts only)\n";
   }
   ProbeContext ctx{*setup->fs, *setup->env, *setup->kb, setup->os, setup->live, "environment"};
   auto l = list_cudnn(ctx);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/setup.h"
 #include "kb/kb.h"
 #include "platform/env.h"
 #include "platform/filesystem.h"
@@ -30,14 +31,7 @@ struct ActionCommonOptions {
 };
 void add_action_common(CLI::App* app, ActionCommonOptions& o);
 
-struct ActionSetup {
-  std::unique_ptr<FileSystem> fs;
-  std::unique_ptr<Env> env;
-  std::shared_ptr<const Kb> kb;
-  Os os = Os::linux;
-  bool live = true;  // false under --root or for another OS
-  std::string root;  // "" for the real system
-};
+using ActionSetup = SystemView;  // cli/setup.h
 Result<ActionSetup> make_action_setup(const ActionCommonOptions& o);
 
 }  // namespace dlenv

@@ -50,6 +50,25 @@ int run_env(const EnvOptions& o, std::ostream& out, std::ostream& err) {
     if (!shell) shell = Shell::bash;
   }
   ProbeContext ctx{*setup->fs, *setup->env, *setup->kb, setup->os, setup->live, "environment"};
+  if (o.undo && setup->os == Os::windows && o.persist_file.empty()) {
+    if (!setup->live) {
+      err << "dlenv env --undo: the Windows user environment can only be changed on Windows "
+             "itself (not under --root or --os windows)\n";
+      return kExitUsage;
+    }
+    auto store = make_user_environment_store();
+    auto r = undo_user_environment(*store);
+    if (!r) {
+      err << "dlenv env --undo: " << r.error().message << "\n";
+      return kExitFindings;
+    }
+    if (auto b = store->broadcast_change(); !b)
+      err << "dlenv env --undo: " << b.error().message << "\n";
+    out << "restored " << store->where() << " as it was before `dlenv env --persist`"
+        << (r->empty() ? " (nothing had changed since)" : ":") << "\n";
+    for (const auto& c : *r) out << "  " << c << "\n";
+    return kExitOk;
+  }
   if (o.undo) {
     if (o.persist_file.empty()) {
       err << "dlenv env --undo: give the file with --persist-file PATH\n";
@@ -88,17 +107,21 @@ int run_env(const EnvOptions& o, std::ostream& out, std::ostream& err) {
         return kExitUsage;
       }
       auto store = make_user_environment_store();
-      for (const auto& [k, v] : sw->set) {
-        if (auto r = store->set(k, v); !r) {
-          err << "dlenv env --persist: " << r.error().message << "\n";
-          return kExitFindings;
-        }
-      }
-      if (auto r = store->broadcast_change(); !r)
+      auto r = persist_user_environment(*store, *sw);
+      if (!r) {
         err << "dlenv env --persist: " << r.error().message << "\n";
-      out << "set CUDA_HOME, CUDA_PATH" << (sw->set.count("CUDNN_HOME") ? ", CUDNN_HOME" : "")
-          << " in HKCU\\Environment (PATH is not changed durably: put "
-          << (sw->path.empty() ? "" : sw->path.front()) << " first in it yourself)\n";
+        return kExitFindings;
+      }
+      if (auto b = store->broadcast_change(); !b)
+        err << "dlenv env --persist: " << b.error().message << "\n";
+      out << (r->empty() ? "nothing to change in " : "changed ") << store->where()
+          << (r->empty() ? ""
+                         : " (the previous values are kept; `dlenv env --undo` restores them):")
+          << "\n";
+      for (const auto& c : *r) out << "  " << c << "\n";
+      out << "PATH is not changed durably: put " << (sw->path.empty() ? "" : sw->path.front())
+          << " first in it yourself (the system PATH, where the CUDA installer puts its entries, "
+             "comes before the user's)\n";
       return kExitOk;
     }
     if (o.persist_file.empty()) {
@@ -154,7 +177,9 @@ CommandRunner add_env_command(CLI::App& app, std::ostream& out, std::ostream& er
                 "Windows: HKCU\\Environment)");
   env->add_option("--persist-file", o->persist_file, "The profile file to write (or undo)")
       ->type_name("PATH");
-  env->add_flag("--undo", o->undo, "Restore --persist-file as it was before --persist");
+  env->add_flag("--undo", o->undo,
+                "Restore --persist-file (Windows without it: HKCU\\Environment) as it was before "
+                "--persist");
   add_action_common(env, o->common);
   return [=, &out, &err]() -> std::optional<int> {
     if (!*env) return std::nullopt;

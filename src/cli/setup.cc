@@ -1,0 +1,55 @@
+#include "cli/setup.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace dlenv {
+
+Result<SystemView> open_system_view(const std::string& root, const std::string& os_name,
+                                    const std::string& env_file, const std::string& kb_dir) {
+  SystemView s;
+#ifdef _WIN32
+  const Os host = Os::windows;
+#else
+  const Os host = Os::linux;
+#endif
+  s.os = host;
+  if (!os_name.empty()) {
+    if (os_name == "linux") {
+      s.os = Os::linux;
+    } else if (os_name == "windows") {
+      s.os = Os::windows;
+    } else {
+      return fail("--os must be linux or windows, not '" + os_name + "'");
+    }
+  }
+  if (!root.empty()) {
+    if (!make_real_filesystem()->is_dir(root)) return fail("--root " + root + ": not a directory");
+    s.fs = make_rooted_filesystem(root);
+    s.root = root;
+  } else {
+    s.fs = make_real_filesystem();
+  }
+  if (!env_file.empty()) {
+    std::ifstream in(env_file, std::ios::binary);
+    if (!in) return fail("--env-file " + env_file + ": cannot open the file");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto vars = parse_env_file(ss.str(), env_file);
+    if (!vars) return std::unexpected(vars.error());
+    s.env = make_map_env(std::move(*vars));
+    s.env_source = "--env-file " + env_file;
+  } else if (!root.empty()) {
+    s.env = make_map_env({});
+    s.env_source = "empty environment (--root without --env-file)";
+  } else {
+    s.env = make_process_env();
+  }
+  auto kb = kb_dir.empty() ? Kb::load_embedded() : Kb::load_dir(kb_dir);
+  if (!kb) return fail("knowledge base: " + kb.error().message);
+  s.kb = *kb;
+  s.live = root.empty() && s.os == host;
+  return s;
+}
+
+}  // namespace dlenv

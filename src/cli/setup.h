@@ -1,0 +1,32 @@
+// The view of a system every system-reading command starts from, built from the
+// common options (--root, --os, --env-file, --kb): shared by doctor (cli.cc) and
+// the action commands (cudnn_cmd.cc, env_cmd.cc).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "kb/kb.h"
+#include "platform/env.h"
+#include "platform/filesystem.h"
+#include "util/result.h"
+
+namespace dlenv {
+
+struct SystemView {
+  std::unique_ptr<FileSystem> fs;
+  std::unique_ptr<Env> env;
+  std::shared_ptr<const Kb> kb;
+  Os os = Os::linux;
+  bool live = true;  // false under --root or for another OS
+  std::string root;  // "" for the real system
+  std::string env_source = "process environment";
+};
+
+// Errors: an --os other than linux|windows, a --root that is not a directory, an
+// unreadable --env-file, a knowledge base that does not load. Under --root without
+// --env-file the environment is empty (nothing of the host leaks in).
+Result<SystemView> open_system_view(const std::string& root, const std::string& os_name,
+                                    const std::string& env_file, const std::string& kb_dir);
+
+}  // namespace dlenv
