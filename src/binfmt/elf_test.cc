@@ -205,6 +205,42 @@ TEST_P(ElfVariants, SymbolsAndVersionsFromEveryCountSource) {
   }
 }
 
+// A DT_VERSYM that does not cover every symbol, or lies outside the file, is a
+// named error rather than a read past the table.
+TEST_P(ElfVariants, BrokenVersymIsANamedError) {
+  const auto [is64, big] = GetParam();
+  const auto good = build_elf(symbol_spec(is64, big));
+  const size_t ent = is64 ? 16 : 8, word = is64 ? 8 : 4;
+  testbuild::Writer w(big);  // only for its byte-order-aware put_at
+  auto read_word = [&](const std::vector<uint8_t>& b, size_t at) {
+    uint64_t v = 0;
+    for (size_t k = 0; k < word; ++k) {
+      const size_t idx = big ? at + k : at + word - 1 - k;
+      v = (v << 8) | b[idx];
+    }
+    return v;
+  };
+  size_t versym_val = 0;
+  for (size_t at = good.dynoff; at + ent <= good.dynoff + good.dynsize; at += ent) {
+    if (read_word(good.bytes, at) == 0x6ffffff0) versym_val = at + word;
+  }
+  ASSERT_NE(versym_val, 0u);
+  struct Case {
+    uint64_t addr;
+    const char* what;
+  };
+  const uint64_t end = 0x400000 + good.bytes.size();
+  for (const Case& c : {Case{end - 2, "DT_VERSYM table is shorter than the 5 dynamic symbols"},
+                        Case{0x7fff0000, "DT_VERSYM table is outside the file"}}) {
+    SCOPED_TRACE(c.what);
+    w.bytes() = good.bytes;
+    w.put_at(versym_val, c.addr, word);
+    auto r = parse_elf(view(w.bytes()), "libfoo.so.1", ElfParseOptions{.symbols = true});
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().message, std::string("libfoo.so.1: ") + c.what);
+  }
+}
+
 TEST_P(ElfVariants, SymbolCountUnknownIsAnError) {
   const auto [is64, big] = GetParam();
   ElfSpec s = symbol_spec(is64, big);
