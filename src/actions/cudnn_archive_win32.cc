@@ -15,11 +15,6 @@ ArchiveReaders default_archive_readers() {
 }
 
 Result<std::unique_ptr<CudnnSource>> open_archive_source(const std::string& file,
-                                                         const SourceLimits& limits) {
-  return open_archive_source(file, limits, default_archive_readers());
-}
-
-Result<std::unique_ptr<CudnnSource>> open_archive_source(const std::string& file,
                                                          const SourceLimits& limits,
                                                          const ArchiveReaders& readers) {
   for (const auto& prog : readers.tar_programs) {

@@ -286,6 +286,11 @@ Result<std::unique_ptr<CudnnSource>> open_directory_source(const std::string& di
   return std::unique_ptr<CudnnSource>(new DirectorySource(dir, std::move(*checked)));
 }
 
+Result<std::unique_ptr<CudnnSource>> open_archive_source(const std::string& file,
+                                                         const SourceLimits& limits) {
+  return open_archive_source(file, limits, default_archive_readers());
+}
+
 Result<std::unique_ptr<CudnnSource>> open_cudnn_source(const std::string& path,
                                                        const SourceLimits& limits) {
   auto fs = make_real_filesystem();
