@@ -284,7 +284,10 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
                  "Windows: LoadLibraryEx with LOAD_WITH_ALTERED_SEARCH_PATH");
   WhichOptions which_o;
   auto* which = app.add_subcommand(
-      "which", "The NVIDIA/CUDA libraries a live process has mapped, their versions and origin");
+      "which",
+      "The NVIDIA/CUDA libraries a live process has loaded, their versions and origin. Linux: "
+      "/proc/PID/maps (-- CMD: read every --interval-ms while it runs). Windows: toolhelp module "
+      "snapshots; -- CMD runs under the debug API and records every DLL load and unload event");
   which->add_option("--pid", which_o.pid, "A running process")->type_name("N");
   which->add_option("--holding", which_o.holding, "List the processes that have NAME mapped")
       ->type_name("NAME");
@@ -294,7 +297,7 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
       ->type_name("DIR");
   which->add_option("--timeout", which_o.timeout_s, "-- CMD: kill it after S seconds (120)")
       ->type_name("S");
-  which->add_option("--interval-ms", which_o.interval_ms, "-- CMD: read its maps every MS (2)")
+  which->add_option("--interval-ms", which_o.interval_ms, "-- CMD, Linux: read maps every MS (2)")
       ->type_name("MS");
   LoadOptions load_o;
   auto* load =

@@ -1,12 +1,22 @@
-// `dlenv which` (see which_cmd.h). -- CMD runs the command and reads its
-// /proc/PID/maps every few milliseconds until it exits (no ptrace, no LD_DEBUG,
-// no LD_AUDIT: the command runs unchanged); the union of every file seen mapped
-// is reported. A library mapped and unmapped between two reads, or mapped in
-// the last milliseconds before exit, can be missed.
+// `dlenv which` (see which_cmd.h).
+// Linux: -- CMD runs the command and reads its /proc/PID/maps every few
+// milliseconds until it exits (no ptrace, no LD_DEBUG, no LD_AUDIT: the command
+// runs unchanged); the union of every file seen mapped is reported. A library
+// mapped and unmapped between two reads, or mapped in the last milliseconds
+// before exit, can be missed. --pid and --holding read /proc/PID/maps.
+// Windows (platform/process_modules.h): --pid and --holding take toolhelp module
+// snapshots (the loader's own list, no polling); -- CMD runs the command under
+// the debug API (DEBUG_PROCESS, so the processes a launcher such as a venv's
+// python.exe starts are traced too) and records every LOAD_DLL / UNLOAD_DLL
+// event, so nothing is missed and each DLL is marked as still loaded at exit or
+// unloaded before. The debug API rather than polling snapshots: a snapshot can
+// miss a DLL loaded and freed in between and fails while the loader changes the
+// list (ERROR_BAD_LENGTH); the events are exact and cost nothing between them.
 #include "cli/which_cmd.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -14,6 +24,7 @@
 
 #include "cli/cli.h"
 #include "platform/filesystem.h"
+#include "platform/process_modules.h"
 #include "platform/process_watch.h"
 #include "probe/process_maps.h"
 #include "util/strings.h"
@@ -34,9 +45,17 @@ nlohmann::json libs_json(const std::vector<MappedLibrary>& libs) {
          {"version_source", l.version_source},
          {"origin", l.origin},
          {"origin_detail", l.origin_detail},
-         {"deleted", l.deleted}});
+         {"deleted", l.deleted},
+         {"loaded_at_exit",
+          l.loaded_at_exit ? nlohmann::json(*l.loaded_at_exit) : nlohmann::json(nullptr)}});
   }
   return a;
+}
+
+// The directory of a path with '/' or '\\' separators.
+std::string dir_of(std::string_view path) {
+  const size_t at = path.find_last_of("/\\");
+  return at == std::string_view::npos ? std::string(".") : std::string(path.substr(0, at));
 }
 
 // One library family loaded from two places with different versions.
@@ -45,7 +64,7 @@ std::vector<std::string> mixed_warnings(const std::vector<MappedLibrary>& libs) 
   for (const auto& l : libs) {
     std::string fam = l.library == "cublasLt" ? "cublas" : l.library;
     if (fam.find("driver") != std::string::npos) fam = "driver";
-    by[fam][path_dirname(l.path)] = l.version;
+    by[fam][dir_of(l.path)] = l.version;
   }
   std::vector<std::string> out;
   for (const auto& [fam, dirs] : by) {
@@ -70,11 +89,31 @@ void print_libs(std::ostream& out, const std::vector<MappedLibrary>& libs) {
     out << fmt::format("  {:<{}}  {:<14}  {}{}\n", l.library, w,
                        l.version.empty() ? "?" : l.version,
                        l.origin + (l.origin_detail.empty() ? "" : ": " + l.origin_detail),
-                       l.deleted ? "  (file deleted since it was mapped)" : "");
+                       l.deleted ? "  (file deleted since it was mapped)"
+                       : l.loaded_at_exit && !*l.loaded_at_exit ? "  (unloaded before exit)"
+                                                                : "");
     out << fmt::format("  {:<{}}  {}{}\n", "", w, l.path,
                        l.version_source.empty() ? "" : "  [version from " + l.version_source + "]");
   }
   for (const auto& m : mixed_warnings(libs)) out << "  warning: " << m << "\n";
+}
+
+int render_pid(const WhichOptions& o, const ProcessLibraries& p, std::ostream& out) {
+  if (o.json) {
+    nlohmann::json j{{"schema", "dlenv.which/1"},
+                     {"mode", "pid"},
+                     {"pid", p.pid},
+                     {"command", p.command},
+                     {"libraries", libs_json(p.libraries)},
+                     {"warnings", mixed_warnings(p.libraries)}};
+    out << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  out << fmt::format("process {} ({}): {} NVIDIA/CUDA librar{} {}\n", p.pid, p.command,
+                     p.libraries.size(), p.libraries.size() == 1 ? "y" : "ies",
+                     native_process_modules() ? "loaded" : "mapped");
+  print_libs(out, p.libraries);
+  return kExitOk;
 }
 
 int which_pid(const WhichOptions& o, const FileSystem& fs, std::ostream& out, std::ostream& err) {
@@ -86,24 +125,29 @@ int which_pid(const WhichOptions& o, const FileSystem& fs, std::ostream& out, st
         << "\n";
     return kExitUsage;
   }
-  if (o.json) {
-    nlohmann::json j{{"schema", "dlenv.which/1"},
-                     {"mode", "pid"},
-                     {"pid", p->pid},
-                     {"command", p->command},
-                     {"libraries", libs_json(p->libraries)},
-                     {"warnings", mixed_warnings(p->libraries)}};
-    out << j.dump(2) << "\n";
-    return kExitOk;
-  }
-  out << fmt::format("process {} ({}): {} NVIDIA/CUDA librar{} mapped\n", p->pid, p->command,
-                     p->libraries.size(), p->libraries.size() == 1 ? "y" : "ies");
-  print_libs(out, p->libraries);
-  return kExitOk;
+  return render_pid(o, *p, out);
 }
 
-int which_holding(const WhichOptions& o, const FileSystem& fs, std::ostream& out) {
-  const auto scan = processes_holding(fs, o.holding);
+// Windows: the process's toolhelp module snapshot.
+int which_pid_modules(const WhichOptions& o, const FileSystem& fs, std::ostream& out,
+                      std::ostream& err) {
+  auto m = process_modules(o.pid);
+  if (!m) {
+    err << "dlenv which: " << m.error().message
+        << (m.error().message.find("access denied") != std::string::npos
+                ? " (another user's or a protected process? run from an elevated prompt)"
+                : "")
+        << "\n";
+    return kExitUsage;
+  }
+  ProcessLibraries p;
+  p.pid = m->pid;
+  p.command = m->image;
+  p.libraries = nvidia_modules(fs, m->modules);
+  return render_pid(o, p, out);
+}
+
+int render_holding(const WhichOptions& o, const HoldingScan& scan, std::ostream& out) {
   if (o.json) {
     nlohmann::json j{{"schema", "dlenv.which/1"},
                      {"mode", "holding"},
@@ -120,8 +164,10 @@ int which_holding(const WhichOptions& o, const FileSystem& fs, std::ostream& out
     out << j.dump(2) << "\n";
     return kExitOk;
   }
+  const bool win = native_process_modules();
   if (scan.holders.empty()) {
-    out << fmt::format("no process has a file named *{}* mapped ({} processes read)\n", o.holding,
+    out << fmt::format("no process has a file named *{}* {} ({} processes read)\n", o.holding,
+                       win ? "loaded" : "mapped",
                        scan.scanned - static_cast<int>(scan.unreadable.size()));
   }
   for (const auto& h : scan.holders) {
@@ -133,12 +179,45 @@ int which_holding(const WhichOptions& o, const FileSystem& fs, std::ostream& out
     for (size_t i = 0; i < scan.unreadable.size() && i < 8; ++i) {
       pids.push_back(std::to_string(scan.unreadable[i].first));
     }
-    out << fmt::format("{} process(es) could not be read ({}{}): {}; run as root to include them\n",
-                       scan.unreadable.size(), join(pids, ", "),
+    out << fmt::format("{} process(es) could not be {} ({}{}): {}; {} to include them\n",
+                       scan.unreadable.size(), win ? "inspected" : "read", join(pids, ", "),
                        scan.unreadable.size() > pids.size() ? ", ..." : "",
-                       scan.unreadable[0].second);
+                       scan.unreadable[0].second,
+                       win ? "run from an elevated prompt (as administrator)" : "run as root");
   }
   return kExitOk;
+}
+
+// Windows: every process's module snapshot; file names compared case-insensitively.
+int which_holding_modules(const WhichOptions& o, std::ostream& out, std::ostream& err) {
+  auto all = all_process_modules();
+  if (!all) {
+    err << "dlenv which: " << all.error().message << "\n";
+    return kExitToolFailed;
+  }
+  HoldingScan scan;
+  scan.scanned = all->scanned;
+  scan.unreadable = all->inaccessible;
+  const std::string want = to_lower(o.holding);
+  for (const auto& p : all->processes) {
+    HoldingProcess h;
+    h.pid = p.pid;
+    h.command = p.image;
+    for (const auto& m : p.modules) {
+      const std::string base = to_lower(m.substr(m.find_last_of("/\\") + 1));
+      if (base.find(want) != std::string::npos) h.paths.push_back(m);
+    }
+    if (!h.paths.empty()) scan.holders.push_back(std::move(h));
+  }
+  std::sort(scan.holders.begin(), scan.holders.end(),
+            [](const auto& a, const auto& b) { return a.pid < b.pid; });
+  return render_holding(o, scan, out);
+}
+
+std::string how_it_ended(const WhichOptions& o, bool timed_out, int term_signal, int exit_code) {
+  return timed_out     ? fmt::format("killed after the {} s timeout", o.timeout_s)
+         : term_signal ? fmt::format("killed by signal {}", term_signal)
+                       : fmt::format("exited with {}", exit_code);
 }
 
 int which_command(const WhichOptions& o, const FileSystem& fs, std::ostream& out,
@@ -165,15 +244,21 @@ int which_command(const WhichOptions& o, const FileSystem& fs, std::ostream& out
     return kExitToolFailed;
   }
   const auto libs = nvidia_libraries(fs, seen);
-  const std::string how = r->timed_out ? fmt::format("killed after the {} s timeout", o.timeout_s)
-                          : r->term_signal ? fmt::format("killed by signal {}", r->term_signal)
-                                           : fmt::format("exited with {}", r->exit_code);
+  const std::string how = how_it_ended(o, r->timed_out, r->term_signal, r->exit_code);
   if (o.json) {
-    nlohmann::json j{{"schema", "dlenv.which/1"},     {"mode", "command"},
-                     {"command", o.command},          {"exit_code", r->exit_code},
-                     {"term_signal", r->term_signal}, {"timed_out", r->timed_out},
-                     {"wall_ms", r->wall_ms},         {"maps_reads", reads},
-                     {"libraries", libs_json(libs)},  {"warnings", mixed_warnings(libs)}};
+    nlohmann::json j{{"schema", "dlenv.which/1"},
+                     {"mode", "command"},
+                     {"command", o.command},
+                     {"method", "maps polling"},
+                     {"exit_code", r->exit_code},
+                     {"term_signal", r->term_signal},
+                     {"timed_out", r->timed_out},
+                     {"wall_ms", r->wall_ms},
+                     {"maps_reads", reads},
+                     {"load_events", nullptr},
+                     {"processes", nullptr},
+                     {"libraries", libs_json(libs)},
+                     {"warnings", mixed_warnings(libs)}};
     out << j.dump(2) << "\n";
     return kExitOk;
   }
@@ -181,6 +266,52 @@ int which_command(const WhichOptions& o, const FileSystem& fs, std::ostream& out
       "{}: {} after {:.0f} ms; its maps read {} times; {} NVIDIA/CUDA librar{} "
       "mapped\n",
       join(o.command, " "), how, r->wall_ms, reads, libs.size(), libs.size() == 1 ? "y" : "ies");
+  print_libs(out, libs);
+  return kExitOk;
+}
+
+// Windows: the command under the debug API, every DLL load and unload recorded.
+int which_command_modules(const WhichOptions& o, const FileSystem& fs, std::ostream& out,
+                          std::ostream& err) {
+  auto r = run_and_trace_modules(o.command, std::chrono::seconds(std::max(1, o.timeout_s)));
+  if (!r) {
+    err << "dlenv which: " << r.error().message << "\n";
+    return kExitToolFailed;
+  }
+  std::vector<std::string> paths;
+  std::map<std::string, bool> at_exit;  // lower-case path -> loaded at exit in some process
+  for (const auto& m : r->modules) {
+    paths.push_back(m.path);
+    at_exit[to_lower(m.path)] |= m.loaded_at_exit;
+  }
+  auto libs = nvidia_modules(fs, paths);
+  for (auto& l : libs) l.loaded_at_exit = at_exit[to_lower(l.path)];
+  const std::string how = how_it_ended(o, r->timed_out, 0, r->exit_code);
+  if (o.json) {
+    nlohmann::json j{{"schema", "dlenv.which/1"},
+                     {"mode", "command"},
+                     {"command", o.command},
+                     {"method", "debug events"},
+                     {"exit_code", r->exit_code},
+                     {"term_signal", 0},
+                     {"timed_out", r->timed_out},
+                     {"wall_ms", r->wall_ms},
+                     {"maps_reads", nullptr},
+                     {"load_events", r->load_events},
+                     {"processes", r->processes},
+                     {"libraries", libs_json(libs)},
+                     {"warnings", mixed_warnings(libs)}};
+    out << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  out << fmt::format(
+      "{}: {} after {:.0f} ms; {} DLL loads traced in {} process{}; {} NVIDIA/CUDA librar{} "
+      "loaded\n",
+      join(o.command, " "), how, r->wall_ms, r->load_events, r->processes,
+      r->processes == 1 ? "" : "es", libs.size(), libs.size() == 1 ? "y" : "ies");
+  if (r->unresolved > 0) {
+    out << fmt::format("  note: the path of {} loaded DLL(s) could not be found\n", r->unresolved);
+  }
   print_libs(out, libs);
   return kExitOk;
 }
@@ -207,8 +338,14 @@ int run_which(const WhichOptions& o, std::ostream& out, std::ostream& err) {
   } else {
     fs = make_real_filesystem();
   }
+  // Windows reads the OS's module lists; --root (a copied /proc) and Linux read maps.
+  if (o.root.empty() && native_process_modules()) {
+    if (o.pid > 0) return which_pid_modules(o, *fs, out, err);
+    if (!o.holding.empty()) return which_holding_modules(o, out, err);
+    return which_command_modules(o, *fs, out, err);
+  }
   if (o.pid > 0) return which_pid(o, *fs, out, err);
-  if (!o.holding.empty()) return which_holding(o, *fs, out);
+  if (!o.holding.empty()) return render_holding(o, processes_holding(*fs, o.holding), out);
   return which_command(o, *fs, out, err);
 }
 

@@ -97,34 +97,6 @@ std::optional<std::string> find_on_path(const std::string& name,
   return std::nullopt;
 }
 
-// One argument quoted the way CommandLineToArgvW and the C runtime split it.
-void append_quoted(std::wstring& cmd, const std::wstring& arg) {
-  if (!arg.empty() && arg.find_first_of(L" \t\n\v\"") == std::wstring::npos) {
-    cmd += arg;
-    return;
-  }
-  cmd += L'"';
-  for (size_t i = 0;; ++i) {
-    size_t backslashes = 0;
-    while (i < arg.size() && arg[i] == L'\\') {
-      ++i;
-      ++backslashes;
-    }
-    if (i == arg.size()) {
-      cmd.append(backslashes * 2, L'\\');
-      break;
-    }
-    if (arg[i] == L'"') {
-      cmd.append(backslashes * 2 + 1, L'\\');
-      cmd += L'"';
-    } else {
-      cmd.append(backslashes, L'\\');
-      cmd += arg[i];
-    }
-  }
-  cmd += L'"';
-}
-
 // "K=V\0K=V\0\0", sorted case-insensitively as Windows expects.
 std::wstring environment_block(const std::map<std::string, std::string>& env) {
   std::vector<std::wstring> entries;
@@ -211,7 +183,7 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
   std::wstring cmd;
   for (size_t i = 0; i < argv.size(); ++i) {
     if (i > 0) cmd += L' ';
-    append_quoted(cmd, win32::widen(i == 0 ? program : argv[i]));
+    win32::append_quoted(cmd, win32::widen(i == 0 ? program : argv[i]));
   }
   std::wstring env_block;
   if (env) env_block = environment_block(*env);

@@ -25,4 +25,8 @@ std::wstring native_path(std::string_view path);
 // "\\?\C:\x" -> "C:\x", "\\?\UNC\srv\share" -> "\\srv\share" (GetFinalPathNameByHandleW).
 std::string strip_verbatim_prefix(std::string path);
 
+// Appends one argument to a command line, quoted the way CommandLineToArgvW and
+// the C runtime split it.
+void append_quoted(std::wstring& cmd, const std::wstring& arg);
+
 }  // namespace dlenv::win32

@@ -56,4 +56,32 @@ std::string strip_verbatim_prefix(std::string path) {
   return path;
 }
 
+// One argument quoted the way CommandLineToArgvW and the C runtime split it.
+void append_quoted(std::wstring& cmd, const std::wstring& arg) {
+  if (!arg.empty() && arg.find_first_of(L" \t\n\v\"") == std::wstring::npos) {
+    cmd += arg;
+    return;
+  }
+  cmd += L'"';
+  for (size_t i = 0;; ++i) {
+    size_t backslashes = 0;
+    while (i < arg.size() && arg[i] == L'\\') {
+      ++i;
+      ++backslashes;
+    }
+    if (i == arg.size()) {
+      cmd.append(backslashes * 2, L'\\');
+      break;
+    }
+    if (arg[i] == L'"') {
+      cmd.append(backslashes * 2 + 1, L'\\');
+      cmd += L'"';
+    } else {
+      cmd.append(backslashes, L'\\');
+      cmd += arg[i];
+    }
+  }
+  cmd += L'"';
+}
+
 }  // namespace dlenv::win32

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "binfmt/elf.h"
+#include "binfmt/pe.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -181,8 +182,11 @@ std::optional<std::string> nvidia_library_kind(std::string_view file_name) {
   return std::nullopt;
 }
 
-void classify_origin(const FileSystem& fs, MappedLibrary& lib) {
-  const std::string& p = lib.path;
+namespace {
+
+// pip wheel, conda env or CUDA toolkit, from the path and the files around it;
+// false when it is none of those. `p` uses '/' separators.
+bool classify_by_tree(const FileSystem& fs, MappedLibrary& lib, const std::string& p) {
   for (std::string_view marker : {"/site-packages/", "/dist-packages/"}) {
     const size_t m = p.find(marker);
     if (m == std::string::npos) continue;
@@ -198,7 +202,7 @@ void classify_origin(const FileSystem& fs, MappedLibrary& lib) {
     } else {
       lib.origin_detail = fmt::format("package {} in {}", rel.substr(0, rel.find('/')), site);
     }
-    return;
+    return true;
   }
   // Walk up: a conda prefix (conda-meta/) or a CUDA toolkit root (version.json, bin/nvcc).
   std::string d = path_dirname(p);
@@ -206,9 +210,10 @@ void classify_origin(const FileSystem& fs, MappedLibrary& lib) {
     if (fs.is_dir(path_join(d, "conda-meta"))) {
       lib.origin = "conda env";
       lib.origin_detail = d;
-      return;
+      return true;
     }
-    if (fs.exists(path_join(d, "version.json")) || fs.exists(path_join(d, "bin/nvcc"))) {
+    if (fs.exists(path_join(d, "version.json")) || fs.exists(path_join(d, "bin/nvcc")) ||
+        fs.exists(path_join(d, "bin/nvcc.exe"))) {
       lib.origin = "CUDA toolkit";
       const std::string v = dir_version_json(fs, d, "cuda");
       lib.origin_detail = v.empty() ? d : fmt::format("{} (CUDA {})", d, v);
@@ -232,9 +237,17 @@ void classify_origin(const FileSystem& fs, MappedLibrary& lib) {
           lib.version_source = fmt::format("{}/dist-info ({})", d, w->first);
         }
       }
-      return;
+      return true;
     }
   }
+  return false;
+}
+
+}  // namespace
+
+void classify_origin(const FileSystem& fs, MappedLibrary& lib) {
+  const std::string& p = lib.path;
+  if (classify_by_tree(fs, lib, p)) return;
   const std::string dir = path_dirname(p);
   const bool system =
       dir.starts_with("/usr/lib") || dir.starts_with("/lib") || dir.starts_with("/usr/local/lib");
@@ -279,6 +292,132 @@ std::vector<MappedLibrary> nvidia_libraries(const FileSystem& fs,
       }
     }
     classify_origin(fs, lib);
+    out.push_back(std::move(lib));
+  }
+  return out;
+}
+
+std::optional<std::string> nvidia_dll_kind(std::string_view file_name) {
+  const std::string b = to_lower(path_basename(file_name));
+  if (!b.ends_with(".dll")) return std::nullopt;
+  if (b == "nvcuda.dll") return "cuda (driver)";
+  if (b == "nvml.dll") return "nvml (driver)";
+  // Longest prefixes first; a prefix must be followed by '.', '_', '-' or a digit
+  // ("cudnn64_8.dll", "cudnn_ops_infer64_8.dll", "nvrtc-builtins64_118.dll").
+  static const std::vector<std::pair<std::string_view, std::string_view>> kinds = {
+      {"cublaslt", "cublasLt"}, {"cublas", "cublas"},        {"cudart", "cudart"},
+      {"cudnn", "cudnn"},       {"nvrtc-builtins", "nvrtc"}, {"nvrtc", "nvrtc"},
+      {"cufftw", "cufft"},      {"cufft", "cufft"},          {"cusparselt", "cusparseLt"},
+      {"cusparse", "cusparse"}, {"cusolvermg", "cusolver"},  {"cusolver", "cusolver"},
+      {"curand", "curand"},     {"nvjitlink", "nvJitLink"},  {"nvjpeg", "nvjpeg"},
+      {"cupti", "cupti"},       {"nvtoolsext", "nvtx"},      {"nvperf", "cupti"},
+      {"zlibwapi", "zlibwapi"}, {"cudss", "cudss"}};
+  for (const auto& [prefix, kind] : kinds) {
+    if (!b.starts_with(prefix)) continue;
+    const char next = b[prefix.size()];
+    if (next == '.' || next == '_' || next == '-' ||
+        std::isdigit(static_cast<unsigned char>(next))) {
+      return std::string(kind);
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// "C:\x\y.dll", "\\?\C:\x\y.dll" -> "C:/x/y.dll" (what the FileSystem reads).
+std::string slash_path(std::string_view p) {
+  std::string s(p);
+  if (s.starts_with("\\\\?\\UNC\\")) {
+    s = "\\\\" + s.substr(8);
+  } else if (s.starts_with("\\\\?\\")) {
+    s = s.substr(4);
+  }
+  std::replace(s.begin(), s.end(), '\\', '/');
+  return s;
+}
+
+// "cudnn64_8.dll" -> "8", "cudart64_110.dll" -> "11", "cublasLt64_12.dll" -> "12":
+// the major version the DLL name carries, empty when it carries none.
+std::string dll_name_major(std::string_view name) {
+  const std::string b = to_lower(name);
+  const size_t at = b.rfind("64_");
+  if (at == std::string::npos) return "";
+  size_t end = at + 3;
+  while (end < b.size() && std::isdigit(static_cast<unsigned char>(b[end]))) ++end;
+  std::string digits = b.substr(at + 3, end - at - 3);
+  if (digits.empty()) return "";
+  if (digits.size() >= 3) digits.resize(2);  // cudart64_110: CUDA 11.x
+  return digits;
+}
+
+// Windows places that are not a pip wheel, a conda env or a toolkit with its
+// version.json. `p` uses '/' separators.
+void classify_windows_place(MappedLibrary& lib, const std::string& p) {
+  const std::string lower = to_lower(p);
+  const std::string dir = path_dirname(p);
+  const bool driver = lib.library.find("driver") != std::string::npos;
+  if (lower.find("/windows/system32/driverstore/") != std::string::npos) {
+    lib.origin = "driver";
+    lib.origin_detail = "driver store: " + dir;
+    return;
+  }
+  if (lower.find("/windows/system32/") != std::string::npos ||
+      lower.find("/windows/syswow64/") != std::string::npos) {
+    lib.origin = driver ? "driver" : "system";
+    lib.origin_detail = dir + (driver ? "" : " (copied into the Windows system directory)");
+    return;
+  }
+  constexpr std::string_view kToolkit = "/nvidia gpu computing toolkit/cuda/v";
+  if (const size_t t = lower.find(kToolkit); t != std::string::npos) {
+    const size_t v = t + kToolkit.size();
+    const size_t slash = p.find('/', v);
+    lib.origin = "CUDA toolkit";
+    lib.origin_detail = fmt::format("{} (CUDA {})", p.substr(0, slash),
+                                    p.substr(v, slash == std::string::npos ? slash : slash - v));
+    return;
+  }
+  if (lower.find("/nvidia/cudnn/v") != std::string::npos) {
+    lib.origin = "cuDNN installer";
+    lib.origin_detail = dir;
+    return;
+  }
+  lib.origin = driver ? "driver" : "other";
+  lib.origin_detail = driver ? dir + " (not a system directory)" : dir;
+}
+
+}  // namespace
+
+std::vector<MappedLibrary> nvidia_modules(const FileSystem& fs,
+                                          const std::vector<std::string>& module_paths) {
+  std::vector<MappedLibrary> out;
+  std::set<std::string> seen;
+  for (const auto& native : module_paths) {
+    auto kind = nvidia_dll_kind(native);
+    const std::string p = slash_path(native);
+    if (!kind || !seen.insert(to_lower(p)).second) continue;
+    MappedLibrary lib;
+    lib.path = native;
+    lib.name = path_basename(p);
+    lib.library = *kind;
+    if (auto m = fs.map_file(p)) {
+      if (auto pe = parse_pe((*m)->bytes(), native); pe && *pe && (*pe)->file_version) {
+        lib.version = *(*pe)->file_version;
+        lib.version_source = "PE version resource";
+      }
+    }
+    // Without a version resource the wheel's version (set while classifying)
+    // is more precise than the major the name carries.
+    if (!classify_by_tree(fs, lib, p)) classify_windows_place(lib, p);
+    const std::string name_major = dll_name_major(lib.name);
+    if (lib.version.empty() && !name_major.empty()) {
+      lib.version = name_major;
+      lib.version_source = "file name (major only)";
+    }
+    if (native.find('\\') != std::string::npos) {
+      std::replace(lib.origin_detail.begin(), lib.origin_detail.end(), '/', '\\');
+      std::replace(lib.version_source.begin(), lib.version_source.end(), '/', '\\');
+    }
     out.push_back(std::move(lib));
   }
   return out;

@@ -1,7 +1,10 @@
 // What a live process has mapped: /proc/PID/maps parsed, the NVIDIA/CUDA
 // libraries among the mapped files with their versions and where each came
 // from (CUDA toolkit, pip wheel, conda env, system/driver). Reads files only
-// (under --root: DIR/proc/PID/maps and the libraries inside DIR).
+// (under --root: DIR/proc/PID/maps and the libraries inside DIR). The same for
+// the module paths of a Windows process (nvidia_modules): DLL names, versions
+// from the PE version resource, Windows origins (driver store, System32, the
+// toolkit under Program Files, the cuDNN installer's folder).
 #pragma once
 
 #include <cstdint>
@@ -41,6 +44,9 @@ struct MappedLibrary {
   std::string origin;  // "pip wheel", "conda env", "CUDA toolkit", "system", "driver", "other"
   std::string origin_detail;  // "nvidia-cublas-cu12 12.8.4.1 in /venv/lib/python3.12/site-packages"
   bool deleted = false;
+  // -- CMD on Windows: false when the DLL was unloaded before the command
+  // exited; unset where that is not observed (/proc polling, --pid, --holding).
+  std::optional<bool> loaded_at_exit;
 };
 
 // The NVIDIA/CUDA library name for a file name ("libcublasLt.so.13.0.0.19" ->
@@ -53,6 +59,18 @@ std::vector<MappedLibrary> nvidia_libraries(const FileSystem& fs,
 
 // Where a library file comes from, by its path (and the files around it).
 void classify_origin(const FileSystem& fs, MappedLibrary& lib);
+
+// The NVIDIA/CUDA library name for a Windows DLL name ("cudnn_ops_infer64_8.dll"
+// -> "cudnn", "nvcuda.dll" -> "cuda (driver)"), case-insensitive; nullopt for
+// anything else.
+std::optional<std::string> nvidia_dll_kind(std::string_view file_name);
+
+// The NVIDIA DLLs among the module paths of a Windows process (C:\x\y.dll,
+// \\?\C:\x\y.dll or C:/x/y.dll), in the given order, one per path
+// (compared case-insensitively). `path` keeps the form given; files are read
+// through `fs` with '/' separators.
+std::vector<MappedLibrary> nvidia_modules(const FileSystem& fs,
+                                          const std::vector<std::string>& module_paths);
 
 struct ProcessLibraries {
   int pid = 0;

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "binfmt/pe_test_builder.h"
 #include "util/temp_dir_test_support.h"
 
 namespace dlenv {
@@ -173,6 +174,100 @@ TEST(ProcMaps, ThisProcessOnTheRealSystem) {
   auto p = read_process_libraries(*fs, static_cast<int>(getpid()));
   ASSERT_TRUE(p) << p.error().message;
   EXPECT_TRUE(p->libraries.empty());  // the test binary maps no CUDA library
+}
+
+}  // namespace
+}  // namespace dlenv
+
+namespace dlenv {
+namespace {
+
+TEST(ProcModules, NvidiaDllKinds) {
+  EXPECT_EQ(nvidia_dll_kind("cudnn64_8.dll"), "cudnn");
+  EXPECT_EQ(nvidia_dll_kind("C:\\x\\cudnn_ops_infer64_8.dll"), "cudnn");
+  EXPECT_EQ(nvidia_dll_kind("CUBLASLT64_12.DLL"), "cublasLt");
+  EXPECT_EQ(nvidia_dll_kind("cublas64_11.dll"), "cublas");
+  EXPECT_EQ(nvidia_dll_kind("cudart64_110.dll"), "cudart");
+  EXPECT_EQ(nvidia_dll_kind("nvrtc-builtins64_118.dll"), "nvrtc");
+  EXPECT_EQ(nvidia_dll_kind("nvcuda.dll"), "cuda (driver)");
+  EXPECT_EQ(nvidia_dll_kind("nvml.dll"), "nvml (driver)");
+  EXPECT_EQ(nvidia_dll_kind("zlibwapi.dll"), "zlibwapi");
+  EXPECT_EQ(nvidia_dll_kind("nvJitLink_120_0.dll"), "nvJitLink");
+  EXPECT_FALSE(nvidia_dll_kind("cudnn64_8.lib"));
+  EXPECT_FALSE(nvidia_dll_kind("kernel32.dll"));
+  EXPECT_FALSE(nvidia_dll_kind("cudnnx.dll"));
+  EXPECT_FALSE(nvidia_dll_kind("nvcudadebugger.dll"));
+  EXPECT_FALSE(nvidia_dll_kind("libcudnn.so.9"));
+}
+
+void write_bytes(const fs::path& p, const std::vector<uint8_t>& bytes) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+}
+
+// Module paths as a Windows process reports them (backslashes), drive-less so
+// that the rooted file system reads them on either OS.
+TEST(ProcModules, DllsClassifiedByWindowsOriginWithVersions) {
+  Tree t;
+  testbuild::PeSpec spec;
+  spec.version_resource = true;
+  spec.file_version[0] = 8;
+  spec.file_version[1] = 5;
+  spec.file_version[3] = 96;
+  const std::string tk = "/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v11.7";
+  write_bytes(t.root_ / tk.substr(1) / "bin/cudnn64_8.dll", testbuild::build_pe(spec).bytes);
+  t.file(tk + "/bin/cublas64_11.dll", "not a PE file");
+  t.file("/venv/Lib/site-packages/nvidia_cudnn_cu12-9.1.0.70.dist-info/RECORD",
+         "nvidia/cudnn/bin/cudnn64_9.dll,sha256=x,1\n");
+  t.file("/venv/Lib/site-packages/nvidia/cudnn/bin/cudnn64_9.dll");
+  t.file("/miniconda3/envs/tf/conda-meta/history");
+  t.file("/miniconda3/envs/tf/Library/bin/cudart64_110.dll");
+  const std::vector<std::string> modules = {
+      "\\Users\\u\\venv\\Scripts\\python.exe",
+      "\\Windows\\System32\\KERNEL32.DLL",
+      "\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.7\\bin\\cudnn64_8.dll",
+      "\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.7\\bin\\cublas64_11.dll",
+      "\\PROGRAM FILES\\NVIDIA GPU COMPUTING TOOLKIT\\CUDA\\V11.7\\BIN\\CUDNN64_8.DLL",  // again
+      "\\venv\\Lib\\site-packages\\nvidia\\cudnn\\bin\\cudnn64_9.dll",
+      "\\miniconda3\\envs\\tf\\Library\\bin\\cudart64_110.dll",
+      "\\Windows\\System32\\DriverStore\\FileRepository\\nv_dispi.inf_amd64_1\\nvcuda.dll",
+      "\\\\?\\C:\\Windows\\System32\\cudnn_ops_infer64_8.dll",
+      "\\Program Files\\NVIDIA\\CUDNN\\v9.1\\bin\\12.3\\cudnn_graph64_9.dll",
+      "\\Tools\\nvml.dll"};
+  auto libs = nvidia_modules(t.fsys(), modules);
+  ASSERT_EQ(libs.size(), 9u);
+  EXPECT_EQ(libs[0].path, modules[2]);
+  EXPECT_EQ(libs[0].name, "cudnn64_8.dll");
+  EXPECT_EQ(libs[0].library, "cudnn");
+  EXPECT_EQ(libs[0].version, "8.5.0.96");
+  EXPECT_EQ(libs[0].version_source, "PE version resource");
+  EXPECT_EQ(libs[0].origin, "CUDA toolkit");
+  EXPECT_EQ(libs[0].origin_detail,
+            "\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.7 (CUDA 11.7)");
+  EXPECT_EQ(libs[1].library, "cublas");
+  EXPECT_EQ(libs[1].version, "11") << "no version resource: the name's major";
+  EXPECT_EQ(libs[1].version_source, "file name (major only)");
+  EXPECT_EQ(libs[2].origin, "pip wheel");
+  EXPECT_EQ(libs[2].version, "9.1.0.70");
+  EXPECT_EQ(libs[2].origin_detail, "nvidia-cudnn-cu12 9.1.0.70 in \\venv\\Lib\\site-packages");
+  EXPECT_EQ(libs[3].library, "cudart");
+  EXPECT_EQ(libs[3].origin, "conda env");
+  EXPECT_EQ(libs[3].origin_detail, "\\miniconda3\\envs\\tf");
+  EXPECT_EQ(libs[3].version, "11");
+  EXPECT_EQ(libs[4].origin, "driver");
+  EXPECT_EQ(libs[4].origin_detail,
+            "driver store: \\Windows\\System32\\DriverStore\\FileRepository\\nv_dispi.inf_amd64_1");
+  EXPECT_EQ(libs[5].path, modules[8]) << "the path is kept as the OS gave it";
+  EXPECT_EQ(libs[5].origin, "system");
+  EXPECT_EQ(libs[5].origin_detail,
+            "C:\\Windows\\System32 (copied into the Windows system directory)");
+  EXPECT_EQ(libs[6].origin, "cuDNN installer");
+  EXPECT_EQ(libs[6].version, "9");
+  EXPECT_EQ(libs[7].origin, "driver");
+  EXPECT_EQ(libs[7].origin_detail, "\\Tools (not a system directory)");
+  EXPECT_FALSE(libs[0].loaded_at_exit) << "only -- CMD on Windows observes unloads";
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // --deep: runs each interpreter with a probe script embedded here. The script
 // imports every installed framework, asks it about the GPU, runs one tiny GPU
-// operation and lists the CUDA libraries really mapped into the process; it
+// operation and lists the CUDA libraries really loaded into the process
+// (/proc/self/maps on Linux; on Windows the module list, EnumProcessModules +
+// GetModuleFileNameW through ctypes, same "loaded" paths); it
 // prints one JSON object between two marker lines. Everything the interpreter
 // does wrong (hang, crash, garbage, an old Python) becomes a status, never a hang.
 #include <future>
@@ -88,17 +90,56 @@ fw("jax", "jax", jax_probe)
 fw("cupy", "cupy", cupy_probe)
 fw("onnxruntime", "onnxruntime", ort_probe)
 fw("paddle", "paddle", paddle_probe)
+def win_modules():
+    # This process's module list: EnumProcessModules (kernel32's K32 export, else
+    # psapi.dll) and GetModuleFileNameW on each handle.
+    import ctypes
+    from ctypes import wintypes
+    k32 = ctypes.WinDLL("kernel32", use_last_error=True)
+    enum = getattr(k32, "K32EnumProcessModules", None) or ctypes.WinDLL("psapi").EnumProcessModules
+    enum.argtypes = [wintypes.HANDLE, ctypes.POINTER(ctypes.c_void_p), wintypes.DWORD,
+                     ctypes.POINTER(wintypes.DWORD)]
+    enum.restype = wintypes.BOOL
+    k32.GetCurrentProcess.restype = wintypes.HANDLE
+    k32.GetModuleFileNameW.argtypes = [ctypes.c_void_p, wintypes.LPWSTR, wintypes.DWORD]
+    k32.GetModuleFileNameW.restype = wintypes.DWORD
+    me = k32.GetCurrentProcess()
+    n = 1024
+    while True:
+        mods = (ctypes.c_void_p * n)()
+        need = wintypes.DWORD()
+        if not enum(me, mods, ctypes.sizeof(mods), ctypes.byref(need)):
+            return []
+        if need.value <= ctypes.sizeof(mods):
+            break
+        n = need.value // ctypes.sizeof(ctypes.c_void_p) + 64
+    buf = ctypes.create_unicode_buffer(32768)
+    paths = []
+    for i in range(need.value // ctypes.sizeof(ctypes.c_void_p)):
+        if mods[i] and k32.GetModuleFileNameW(mods[i], buf, 32768):
+            paths.append(buf.value)
+    return paths
 try:
     seen = set()
-    with open("/proc/self/maps") as f:
-        for line in f:
-            p = line.split()[-1] if len(line.split()) >= 6 else ""
-            b = p.rsplit("/", 1)[-1]
-            if p.startswith("/") and p not in seen and any(b.startswith(k) for k in (
-                    "libcudnn", "libcublas", "libcudart", "libcuda.", "libnvrtc", "libnvJitLink",
-                    "libnccl", "libcufft", "libcusparse", "libcusolver", "libtorch_cuda")):
-                seen.add(p)
+    if sys.platform == "win32":
+        for p in win_modules():
+            b = p.replace("/", "\\").rsplit("\\", 1)[-1].lower()
+            if p.lower() not in seen and b.endswith(".dll") and (b == "nvcuda.dll" or any(
+                    b.startswith(k) for k in ("cudnn", "cublas", "cudart", "nvrtc", "nvjitlink",
+                                              "cufft", "cusparse", "cusolver", "torch_cuda",
+                                              "zlibwapi"))):
+                seen.add(p.lower())
                 out["loaded"].append(p)
+    else:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                p = line.split()[-1] if len(line.split()) >= 6 else ""
+                b = p.rsplit("/", 1)[-1]
+                if p.startswith("/") and p not in seen and any(b.startswith(k) for k in (
+                        "libcudnn", "libcublas", "libcudart", "libcuda.", "libnvrtc", "libnvJitLink",
+                        "libnccl", "libcufft", "libcusparse", "libcusolver", "libtorch_cuda")):
+                    seen.add(p)
+                    out["loaded"].append(p)
 except BaseException:
     pass
 sys.stdout.write("\nDLENV-DEEP-BEGIN\n" + json.dumps(out) + "\nDLENV-DEEP-END\n")
