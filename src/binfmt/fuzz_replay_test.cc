@@ -1,4 +1,4 @@
-// Replays the fuzz seed corpus (tests/fuzz/corpus/{elf,ldcache}) through the
+// Replays the fuzz seed corpus (tests/fuzz/corpus/{elf,ldcache,pe}) through the
 // same entry functions as the libFuzzer targets, plus deterministic mutations
 // of every seed: every truncation up to 512 bytes and single-byte flips at 256
 // pseudo-random positions (fixed seed). Must never crash or hang; CI runs it
@@ -79,6 +79,12 @@ size_t replay(Entry entry, const std::vector<uint8_t>& input) {
   return runs;
 }
 
+// Seeds that must parse to a value: not the corrupted copies (bad-*, trunc-*)
+// nor the inputs a libFuzzer run grew (fuzz-*: kept for the paths they reach).
+bool must_parse(const std::string& name) {
+  return !name.starts_with("bad-") && !name.starts_with("trunc-") && !name.starts_with("fuzz-");
+}
+
 void replay_kind(const std::string& kind, Entry own, Entry other) {
   const auto files = seeds(kind);
   ASSERT_GE(files.size(), 3u) << "seed corpus missing in " << corpus_dir(kind);
@@ -107,7 +113,7 @@ TEST(FuzzReplay, PeCorpus) {
 TEST(FuzzReplay, PeCorpusSeedsParse) {
   for (const auto& f : seeds("pe")) {
     const std::string name = f.filename().string();
-    if (name.starts_with("bad-") || name.starts_with("trunc-")) continue;
+    if (!must_parse(name)) continue;
     const auto b = read_file(f);
     auto r = parse_pe(ByteView(b.data(), b.size()), name);
     ASSERT_TRUE(r.has_value()) << name << ": " << r.error().message;
@@ -116,10 +122,10 @@ TEST(FuzzReplay, PeCorpusSeedsParse) {
 }
 
 TEST(FuzzReplay, CorpusSeedsParse) {
-  // The well-formed seeds (not named bad-*/trunc-*) must parse to a value.
+  // The well-formed seeds (see must_parse) must parse to a value.
   for (const auto& f : seeds("elf")) {
     const std::string name = f.filename().string();
-    if (name.starts_with("bad-") || name.starts_with("trunc-")) continue;
+    if (!must_parse(name)) continue;
     const auto b = read_file(f);
     auto r = parse_elf(ByteView(b.data(), b.size()), name);
     ASSERT_TRUE(r.has_value()) << name << ": " << r.error().message;
@@ -127,7 +133,7 @@ TEST(FuzzReplay, CorpusSeedsParse) {
   }
   for (const auto& f : seeds("ldcache")) {
     const std::string name = f.filename().string();
-    if (name.starts_with("bad-") || name.starts_with("trunc-")) continue;
+    if (!must_parse(name)) continue;
     const auto b = read_file(f);
     auto r = parse_ld_cache(ByteView(b.data(), b.size()), name);
     ASSERT_TRUE(r.has_value()) << name << ": " << r.error().message;
