@@ -8,6 +8,7 @@
 #include "actions/cudnn_test_support.h"
 #include "platform/env.h"
 #include "platform/filesystem.h"
+#include "util/strings.h"
 
 namespace dlenv {
 namespace {
@@ -365,6 +366,72 @@ TEST(CudnnInstall, TamperedManifestIsNotFollowed) {
   EXPECT_FALSE(u.removed);
   EXPECT_NE(u.failure.find("outside the toolkit"), std::string::npos) << u.failure;
   EXPECT_EQ(diff(snap, testing::snapshot(f.root.path())), "");
+}
+
+// `dlenv cudnn list --os windows --root`: the Windows probe's copies (toolkit bin, the
+// cuDNN 9 installer layout, CUDNN_HOME, PATH) and a pip wheel's, each with who loads it.
+TEST(CudnnList, WindowsCopiesWithWhoLoadsThem) {
+  TempDir root("winlist");
+  auto put = [&](const std::string& logical, const std::string& bytes) {
+    testing::write_file(root.at(logical.substr(1)), bytes);
+  };
+  const uint16_t v8[4] = {8, 5, 0, 96}, v9[4] = {9, 1, 0, 70};
+  const std::string tk = "/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v11.8";
+  put(tk + "/version.json", "{\"cuda\": {\"version\": \"11.8.0\"}}");
+  put(tk + "/bin/cudart64_110.dll", "MZ");
+  for (std::string l : {"cudnn", "cudnn_ops_infer", "cudnn_ops_train", "cudnn_cnn_infer",
+                        "cudnn_cnn_train", "cudnn_adv_infer", "cudnn_adv_train"}) {
+    put(tk + "/bin/" + l + "64_8.dll", testing::fake_cudnn_dll(l + "64_8.dll", 11, v8));
+  }
+  put(tk + "/include/cudnn_version.h", testing::version_header(8, 5, 0));
+  // A second cuDNN 8 earlier on PATH (only the main DLL: incomplete).
+  put("/tools/cudnn/bin/cudnn64_8.dll", testing::fake_cudnn_dll("cudnn64_8.dll", 11, v8));
+  // The cuDNN 9 graphical installer's layout.
+  put("/Program Files/NVIDIA/CUDNN/v9.1/bin/12.4/cudnn64_9.dll",
+      testing::fake_cudnn_dll("cudnn64_9.dll", 12, v9));
+  // A Python on PATH with NVIDIA's cuDNN wheel.
+  put("/Python311/python.exe", "MZ");
+  put("/Python311/Lib/site-packages/nvidia/cudnn/bin/cudnn64_9.dll",
+      testing::fake_cudnn_dll("cudnn64_9.dll", 12, v9));
+  auto fs = make_rooted_filesystem(root.path());
+  auto env = make_map_env(
+      {{"PATH",
+        "C:\\tools\\cudnn\\bin;C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8\\bin;"
+        "C:\\Python311"},
+       {"CUDA_PATH", "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8"}});
+  ProbeContext ctx{*fs, *env, *kb(), Os::windows, false, "test"};
+  auto list = list_cudnn(ctx);
+  auto find = [&](const std::string& dir) -> const CudnnListEntry* {
+    for (const auto& e : list) {
+      if (to_lower(e.copy.dir) == to_lower(dir)) return &e;
+    }
+    return nullptr;
+  };
+  std::string dirs;
+  for (const auto& e : list) dirs += e.copy.dir + "; ";
+  const auto* t = find(tk + "/bin");
+  ASSERT_NE(t, nullptr) << dirs;
+  EXPECT_EQ(t->copy.major, 8);
+  ASSERT_TRUE(t->copy.library_version);
+  EXPECT_EQ(t->copy.library_version->str(), "8.5.0");
+  EXPECT_EQ(t->complete, "complete");
+  EXPECT_NE(joined(t->loaded_by).find("nobody by PATH"), std::string::npos) << joined(t->loaded_by);
+  const auto* first = find("/tools/cudnn/bin");
+  ASSERT_NE(first, nullptr) << dirs;
+  EXPECT_NE(joined(first->loaded_by).find("LoadLibrary(\"cudnn64_8.dll\")"), std::string::npos)
+      << joined(first->loaded_by);
+  EXPECT_NE(first->complete.find("missing 6 of 7"), std::string::npos) << first->complete;
+  const auto* inst = find("/Program Files/NVIDIA/CUDNN/v9.1/bin/12.4");
+  ASSERT_NE(inst, nullptr) << dirs;
+  EXPECT_EQ(inst->copy.major, 9);
+  const auto* wheel = find("/Python311/Lib/site-packages/nvidia/cudnn/bin");
+  ASSERT_NE(wheel, nullptr) << dirs;
+  EXPECT_EQ(wheel->copy.found_via, std::vector<std::string>{"pip wheel nvidia-cudnn"});
+  EXPECT_NE(joined(wheel->loaded_by).find("Python frameworks in C:\\Python311\\Lib\\site-packages"),
+            std::string::npos)
+      << joined(wheel->loaded_by);
+  EXPECT_TRUE(wheel->copy.toolkit_root.empty());
+  EXPECT_EQ(list.size(), 4u) << dirs;
 }
 
 }  // namespace

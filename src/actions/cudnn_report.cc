@@ -172,7 +172,9 @@ std::vector<CudnnListEntry> list_cudnn_windows(const ProbeContext& ctx) {
   std::vector<CudnnCopy> copies = probe_windows_cudnn(ctx, toolkits);
   std::vector<ToolkitFacts> wheels;
   std::map<std::string, std::string> wheel_site;  // pseudo-toolkit root -> site-packages
-  for (const auto& site : python_site_packages(ctx)) {
+  for (const auto& site_as_found : python_site_packages(ctx)) {
+    // PATH-derived sites keep the Windows spelling ("C:\\Python311\\Lib\\site-packages").
+    const std::string site = win_logical(ctx, site_as_found);
     for (const char* sub : {"nvidia/cudnn", "torch"}) {
       ToolkitFacts w;
       w.root = path_join(site, sub);
