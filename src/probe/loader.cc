@@ -53,6 +53,16 @@ void read_conf(const FileSystem& fs, const std::string& path, int depth,
 
 }  // namespace
 
+LinuxLoaderSettings linux_loader_settings(const LoaderConfig& loader) {
+  LinuxLoaderSettings ls;
+  ls.ld_library_path = loader.ld_library_path;
+  ls.cache = loader.cache;
+  ls.conf_dirs = loader.conf_dirs;
+  ls.companions = false;
+  ls.symbols = false;
+  return ls;
+}
+
 LoaderConfig read_loader_config(const ProbeContext& ctx) {
   LoaderConfig lc;
   read_conf(ctx.fs, "/etc/ld.so.conf", 0, lc.conf_dirs);

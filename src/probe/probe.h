@@ -13,6 +13,7 @@
 #include "platform/filesystem.h"
 #include "platform/registry.h"
 #include "probe/facts.h"
+#include "probe/loader_model.h"
 
 namespace dlenv {
 
@@ -51,6 +52,9 @@ struct LoaderConfig {
 };
 
 LoaderConfig read_loader_config(const ProbeContext& ctx);
+// Settings for the loader model (probe/loader_model.h) from that configuration: dlopen by
+// name the way ld.so does, without run-time companions or symbol checks.
+LinuxLoaderSettings linux_loader_settings(const LoaderConfig& loader);
 
 HostFacts probe_host(const ProbeContext& ctx);
 EnvFacts probe_env(const ProbeContext& ctx);

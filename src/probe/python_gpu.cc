@@ -51,16 +51,6 @@ std::string wheel_copy(const FileSystem& fs, const PythonEnv& e, const std::stri
   return "";
 }
 
-LinuxLoaderSettings settings_of(const LoaderConfig& loader) {
-  LinuxLoaderSettings ls;
-  ls.ld_library_path = loader.ld_library_path;
-  ls.cache = loader.cache;
-  ls.conf_dirs = loader.conf_dirs;
-  ls.companions = false;
-  ls.symbols = false;
-  return ls;
-}
-
 NeededLibrary from_object(const LoadedObject& o) {
   NeededLibrary n;
   n.name = o.name;
@@ -125,7 +115,7 @@ void ort_provider(const ProbeContext& ctx, const LoaderConfig& loader, PythonEnv
     }
     return;
   }
-  auto tree = model_linux_load(ctx.fs, ctx.kb, prov, settings_of(loader));
+  auto tree = model_linux_load(ctx.fs, ctx.kb, prov, linux_loader_settings(loader));
   if (!tree) return;
   for (const auto& o : tree->objects) {
     if (o.parent != 0 || !cuda_name(o.name)) continue;
@@ -167,7 +157,7 @@ void paddle_cudnn(const ProbeContext& ctx, const LoaderConfig& loader, PythonEnv
   f.gpu_library = "paddle (GetCUDNNDsoHandle: dlopen libcudnn.so, then /usr/local/cuda/lib64)";
   NeededLibrary x;
   x.name = "libcudnn.so";
-  if (auto tree = model_linux_load(ctx.fs, ctx.kb, "libcudnn.so", settings_of(loader));
+  if (auto tree = model_linux_load(ctx.fs, ctx.kb, "libcudnn.so", linux_loader_settings(loader));
       tree && !tree->objects.empty()) {
     x = from_object(tree->objects[0]);
   }

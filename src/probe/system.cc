@@ -125,35 +125,18 @@ void probe_wsl(const ProbeContext& ctx, const LoaderConfig& loader, const Facts&
   }
 
   // Linux driver packages (Debian/Ubuntu dpkg database).
-  const char* status = "/var/lib/dpkg/status";
-  if (auto db = fs.read_file(status, 64u << 20)) {
-    w.packages_source = status;
-    std::string pkg;
-    auto flush = [&](const std::string& name, bool installed) {
-      if (!installed || name.empty()) return;
-      static const char* const kPrefixes[] = {
-          "nvidia-driver-", "nvidia-utils-",         "libnvidia-compute-", "cuda-drivers",
-          "nvidia-dkms-",   "nvidia-kernel-common-", "libnvidia-gl-"};
-      for (const char* p : kPrefixes) {
-        if (starts_with(name, p)) {
-          w.linux_driver_packages.push_back(name);
-          return;
-        }
-      }
-    };
-    bool installed = false;
-    for (const auto& line : split_lines(*db)) {
-      if (trim(line).empty()) {
-        flush(pkg, installed);
-        pkg.clear();
-        installed = false;
-      } else if (starts_with(line, "Package:")) {
-        pkg = std::string(trim(std::string_view(line).substr(8)));
-      } else if (starts_with(line, "Status:")) {
-        installed = contains(line, " installed");
-      }
+  auto is_driver_package = [](std::string_view name) {
+    static const char* const kPrefixes[] = {
+        "nvidia-driver-", "nvidia-utils-",         "libnvidia-compute-", "cuda-drivers",
+        "nvidia-dkms-",   "nvidia-kernel-common-", "libnvidia-gl-"};
+    for (const char* p : kPrefixes) {
+      if (starts_with(name, p)) return true;
     }
-    flush(pkg, installed);
+    return false;
+  };
+  if (auto packages = read_dpkg_status(fs, is_driver_package)) {
+    w.packages_source = kDpkgStatus;
+    for (const auto& p : *packages) w.linux_driver_packages.push_back(p.name);
   }
 }
 
@@ -493,6 +476,8 @@ void probe_system(const ProbeContext& ctx, const LoaderConfig& loader, const Fac
   probe_docker_host(ctx, loader, facts, out.docker);
   probe_host_compiler(ctx, facts, out.host_compiler);
   probe_kernel(ctx, facts, out.kernel);
+  probe_fabric(ctx, facts, out.fabric);
+  probe_forward_compat(ctx, loader, out.forward_compat);
 }
 
 }  // namespace dlenv

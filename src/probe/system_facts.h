@@ -97,12 +97,39 @@ struct HostCompilerFacts {
   std::map<std::string, Fact<int>> toolkit_max_gcc;
 };
 
+// NVSwitch systems (HGX/DGX) and NVIDIA Fabric Manager (probe/fabric.cc).
+struct FabricFacts {
+  // What shows NVSwitches: entries of /proc/driver/nvidia-nvswitch/devices (the directory
+  // alone exists wherever the nvswitch module is loaded, e.g. a VM with one GPU passed
+  // through), /dev/nvidia-nvswitchN nodes, NVIDIA bridge-class PCI functions (0x0680).
+  std::vector<std::string> nvswitch_evidence;
+  bool checked = false;            // false: no NVIDIA GPU or driver here, nothing was read
+  std::string binary;              // nv-fabricmanager found ("" none)
+  std::vector<std::string> units;  // nvidia-fabricmanager.service unit files
+  Fact<bool> enabled;              // a *.wants/nvidia-fabricmanager.service link
+  Fact<bool> running;              // an nv-fabricmanager process in /proc/*/comm
+  std::string package;             // "nvidia-fabricmanager-580" (dpkg), "" none
+  Fact<std::string> version;       // "580.95.05": package version, else `--version`
+};
+
+// Forward compatibility: the libcuda.so.1 the dynamic loader picks, and the cuda-compat
+// copies present (probe/fabric.cc).
+struct ForwardCompatFacts {
+  Fact<std::string> libcuda;  // the file the loader picks for libcuda.so.1 (logical path)
+  std::string rule;           // how it was picked ("LD_LIBRARY_PATH", "ld.so.cache", ...)
+  std::string version;        // from its real file name (libcuda.so.590.44.01 -> "590.44.01")
+  bool compat = false;        // it lives in a cuda-compat directory (.../compat/)
+  std::vector<std::string> compat_copies;  // every compat libcuda.so.* present, with version
+};
+
 struct SystemFacts {
   WslFacts wsl;
   ContainerFacts container;
   DockerHostFacts docker;
   KernelFacts kernel;
   HostCompilerFacts host_compiler;
+  FabricFacts fabric;
+  ForwardCompatFacts forward_compat;
 };
 
 }  // namespace dlenv

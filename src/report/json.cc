@@ -300,7 +300,8 @@ json env_json(const EnvFacts& e) {
   return j;
 }
 
-// Facts::system (probe/system_facts.h): WSL, container, Docker host, kernel, host compiler.
+// Facts::system (probe/system_facts.h): WSL, container, Docker host, kernel, host compiler,
+// Fabric Manager, forward compatibility.
 json system_json(const SystemFacts& s) {
   const WslFacts& w = s.wsl;
   json libcuda = json::array();
@@ -363,11 +364,28 @@ json system_json(const SystemFacts& s) {
   json compiler{{"compiler", fact_json(h.compiler)},
                 {"gcc_major", fact_json(h.gcc_major)},
                 {"toolkit_max_gcc", max_gcc}};
+  const FabricFacts& fm = s.fabric;
+  json fabric{{"checked", fm.checked},
+              {"nvswitch_evidence", strings_json(fm.nvswitch_evidence)},
+              {"binary", fm.binary},
+              {"units", strings_json(fm.units)},
+              {"enabled", fact_json(fm.enabled)},
+              {"running", fact_json(fm.running)},
+              {"package", fm.package},
+              {"version", fact_json(fm.version)}};
+  const ForwardCompatFacts& fc = s.forward_compat;
+  json forward_compat{{"libcuda", fact_json(fc.libcuda)},
+                      {"rule", fc.rule},
+                      {"version", fc.version},
+                      {"compat", fc.compat},
+                      {"compat_copies", strings_json(fc.compat_copies)}};
   return json{{"wsl", wsl},
               {"container", container},
               {"docker", docker},
               {"kernel", kernel},
-              {"host_compiler", compiler}};
+              {"host_compiler", compiler},
+              {"fabric", fabric},
+              {"forward_compat", forward_compat}};
 }
 
 json findings_json(const std::vector<Finding>& findings) {

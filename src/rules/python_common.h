@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "rules/rules.h"
@@ -39,6 +40,19 @@ struct DriverCuda {
   Version driver;
 };
 std::optional<DriverCuda> driver_cuda(const Ctx& c);
+
+// One PEP 508 requirement, enough for "name==1.2; markers", "name (>=9.1,<10)".
+struct Requirement {
+  std::string name;  // normalised (lower case, '_' '.' -> '-')
+  std::vector<std::pair<std::string, Version>> specs;
+  bool extra_only = false;  // the marker names an extra
+  std::string text;
+};
+std::optional<Requirement> parse_requirement(std::string_view text);
+// The lowest version a requirement allows (== or >=); nullopt when unbounded below.
+std::optional<Version> lower_bound(const Requirement& r);
+// Whether `v` meets every version specifier of `r` (markers are not evaluated).
+bool satisfies(const Requirement& r, const Version& v);
 
 // The second group of Python rules (python_rules2.cc), appended to python_rules().
 const std::vector<Rule>& python_rules2();

@@ -1062,6 +1062,10 @@ struct Signature {
 };
 // Error-text signatures from the failure catalog -> finding id.
 const Signature kSignatures[] = {
+    // CUDA errors 802 and 804 as torch / CuPy word them (checked in rules/catalog_rules.cc).
+    {"system not yet initialized", "fabric-manager-missing-802"},
+    {"forward compatibility was attempted on non supported hw", "forward-compat-unsupported-804"},
+    {"cudaerrorcompatnotsupportedondevice", "forward-compat-unsupported-804"},
     {"torch not compiled with cuda enabled", "torch-cpu-build-installed"},
     {"no kernel image is available", "no-kernel-image-new-gpu"},
     {"is not compatible with the current pytorch installation", "no-kernel-image-new-gpu"},

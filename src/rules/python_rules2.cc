@@ -9,18 +9,10 @@
 #include "util/strings.h"
 
 namespace dlenv::pyrules {
+
+// ---- requirements (declared in python_common.h) -----------------------------------
+
 namespace {
-
-// ---- small helpers ---------------------------------------------------------------
-
-// One PEP 508 requirement, enough for "name==1.2; markers", "name (>=9.1,<10)".
-struct Requirement {
-  std::string name;  // normalised (lower case, '_' '.' -> '-')
-  std::vector<std::pair<std::string, Version>> specs;
-  bool extra_only = false;  // the marker names an extra
-  std::string text;
-};
-
 std::string norm(std::string_view n) {
   std::string s = to_lower(n);
   for (auto& ch : s) {
@@ -28,6 +20,7 @@ std::string norm(std::string_view n) {
   }
   return s;
 }
+}  // namespace
 
 std::optional<Requirement> parse_requirement(std::string_view text) {
   Requirement r;
@@ -78,6 +71,10 @@ bool satisfies(const Requirement& r, const Version& v) {
   }
   return true;
 }
+
+namespace {
+
+// ---- small helpers ---------------------------------------------------------------
 
 std::string base_version(const std::string& v) {
   return v.substr(0, v.find('+'));

@@ -5,30 +5,13 @@
 #include <map>
 #include <set>
 
+#include "rules/rule_helpers.h"
 #include "util/strings.h"
 
 namespace dlenv {
 namespace {
 
-using Findings = std::vector<Finding>;
-
-using Ctx = RuleContext;
-
-Evidence ev(std::string fact, std::string source) {
-  return {std::move(fact), std::move(source)};
-}
-FixStep step(std::string text, std::string command = {}) {
-  return {std::move(text), command, command.empty() ? "" : "sh"};
-}
-
-Finding make(const char* id, Severity sev, const char* layer, std::string title) {
-  Finding x;
-  x.id = id;
-  x.severity = sev;
-  x.layer = layer;
-  x.title = std::move(title);
-  return x;
-}
+using namespace rule_helpers;
 
 std::string vstr(const Fact<Version>& v) {
   return v ? v->str() : "unknown";
@@ -658,6 +641,7 @@ const std::vector<Rule>& rules() {
     for (const auto& r : system_rules()) t.push_back(r);
     for (const auto& r : windows_rules()) t.push_back(r);
     for (const auto& r : loader_rules()) t.push_back(r);
+    for (const auto& r : catalog_rules()) t.push_back(r);
     return t;
   }();
   (void)cudnn_without_header_version;

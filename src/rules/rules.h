@@ -46,6 +46,8 @@ const std::vector<Rule>& loader_rules();
 void loader_preload_stub(const RuleContext& c, std::vector<Finding>& out);      // libcuda stub
 void loader_preload_cudnn(const RuleContext& c, std::vector<Finding>& out);     // LD_PRELOAD cuDNN
 void loader_cudnn_incomplete(const RuleContext& c, std::vector<Finding>& out);  // Linux
+// Fabric Manager (802), forward compatibility (804), cuBLAS wheel pins: rules/catalog_rules.cc
+const std::vector<Rule>& catalog_rules();
 // no-nvidia-driver on Windows (no nvcuda.dll), called by the rule in rules.cc.
 void windows_no_driver(const RuleContext& c, std::vector<Finding>& out);
 

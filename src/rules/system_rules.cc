@@ -4,37 +4,14 @@
 // builds that cannot work with this GPU or driver (C6, C8).
 #include <algorithm>
 
-#include "rules/rules.h"
+#include "rules/rule_helpers.h"
 #include "util/strings.h"
 
 namespace dlenv {
 namespace {
 
-using Findings = std::vector<Finding>;
-using Ctx = RuleContext;
+using namespace rule_helpers;
 
-Evidence ev(std::string fact, std::string source) {
-  return {std::move(fact), std::move(source)};
-}
-FixStep step(std::string text, std::string command = {}) {
-  return {std::move(text), command, command.empty() ? "" : "sh"};
-}
-Finding make(const char* id, Severity sev, const char* layer, std::string title) {
-  Finding x;
-  x.id = id;
-  x.severity = sev;
-  x.layer = layer;
-  x.title = std::move(title);
-  return x;
-}
-
-bool in_container(const Facts& f) {
-  return f.host.container.ok() && *f.host.container != "none";
-}
-bool nvidia_gpu_or_driver(const Facts& f) {
-  return f.driver.kernel_module_version.ok() || f.driver.nvml_driver_version.ok() ||
-         !f.driver.pci_devices.empty() || !f.gpus.empty();
-}
 bool has_python_package(const Facts& f, std::string_view name, std::string_view version_prefix) {
   for (const auto& e : f.python) {
     for (const auto& p : e.packages) {

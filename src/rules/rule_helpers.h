@@ -1,0 +1,47 @@
+// Small helpers shared by the rule files of this layer (rules.cc, system_rules.cc,
+// catalog_rules.cc): building findings, evidence and POSIX-shell fix steps, and a few
+// questions about the facts that several rules ask. Internal to the rules layer.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "rules/rules.h"
+
+namespace dlenv::rule_helpers {
+
+using Findings = std::vector<Finding>;
+using Ctx = RuleContext;
+
+inline Evidence ev(std::string fact, std::string source) {
+  return {std::move(fact), std::move(source)};
+}
+
+// A fix step; a command runs in a POSIX shell.
+inline FixStep step(std::string text, std::string command = {}) {
+  std::string shell = command.empty() ? "" : "sh";
+  return {std::move(text), std::move(command), std::move(shell)};
+}
+
+inline Finding make(const char* id, Severity sev, const char* layer, std::string title) {
+  Finding x;
+  x.id = id;
+  x.severity = sev;
+  x.layer = layer;
+  x.title = std::move(title);
+  return x;
+}
+
+// dlenv runs inside a container (Docker, Podman, Kubernetes...).
+inline bool in_container(const Facts& f) {
+  return f.host.container.ok() && *f.host.container != "none";
+}
+
+// An NVIDIA GPU or driver is visible (kernel module, NVML, the PCI bus or a GPU list).
+inline bool nvidia_gpu_or_driver(const Facts& f) {
+  return f.driver.kernel_module_version.ok() || f.driver.nvml_driver_version.ok() ||
+         !f.driver.pci_devices.empty() || !f.gpus.empty();
+}
+
+}  // namespace dlenv::rule_helpers
