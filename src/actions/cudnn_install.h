@@ -134,6 +134,7 @@ struct CudnnListEntry {
   std::string complete;                // "complete" / "missing N sub-libraries: ..."
   std::vector<std::string> loaded_by;  // who would load it
   std::string installed_by_dlenv;      // manifest path when dlenv installed it
+  Os os = Os::linux;                   // how paths are shown (C:\\... for windows)
 };
 std::vector<CudnnListEntry> list_cudnn(const ProbeContext& ctx);
 std::string render_cudnn_list_text(const std::vector<CudnnListEntry>& list);

@@ -217,6 +217,7 @@ std::vector<CudnnListEntry> list_cudnn_windows(const ProbeContext& ctx) {
   for (auto& c : copies) {
     CudnnListEntry e;
     e.copy = c;
+    e.os = Os::windows;
     e.complete = complete_text(c);
     auto fp = first_on_path.find(c.major);
     if (fp != first_on_path.end() && fp->second == to_lower(c.dir)) {
@@ -305,11 +306,10 @@ std::string render_cudnn_list_text(const std::vector<CudnnListEntry>& list) {
   std::string o;
   for (const auto& e : list) {
     const auto& c = e.copy;
-    std::string ver = c.header_version ? c.header_version->str()
-                      : c.library_version
-                          ? c.library_version->str()
-                          : "cuDNN " + std::to_string(c.major) + " (version unknown)";
-    o += fmt::format("{}  cuDNN {}  CUDA {}  {}\n", c.library, ver,
+    std::string ver = c.header_version    ? c.header_version->str()
+                      : c.library_version ? c.library_version->str()
+                                          : std::to_string(c.major) + ".x (version unknown)";
+    o += fmt::format("{}  cuDNN {}  CUDA {}  {}\n", display_path(c.library, e.os), ver,
                      c.cuda_major ? std::to_string(*c.cuda_major) : "?", e.complete);
     if (c.header_version && c.library_version &&
         c.header_version->truncated(3) != c.library_version->truncated(3)) {
@@ -318,7 +318,8 @@ std::string render_cudnn_list_text(const std::vector<CudnnListEntry>& list) {
     }
     o += "  found via: " + join(c.found_via, ", ") + "\n";
     for (const auto& l : e.loaded_by) o += "  loaded by: " + l + "\n";
-    if (!e.installed_by_dlenv.empty()) o += "  installed by dlenv: " + e.installed_by_dlenv + "\n";
+    if (!e.installed_by_dlenv.empty())
+      o += "  installed by dlenv: " + display_path(e.installed_by_dlenv, e.os) + "\n";
   }
   return o;
 }
