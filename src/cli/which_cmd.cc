@@ -98,7 +98,8 @@ void print_libs(std::ostream& out, const std::vector<MappedLibrary>& libs) {
   for (const auto& m : mixed_warnings(libs)) out << "  warning: " << m << "\n";
 }
 
-int render_pid(const WhichOptions& o, const ProcessLibraries& p, std::ostream& out) {
+// `modules`: the list came from the OS's module list (Windows), not from maps.
+int render_pid(const WhichOptions& o, const ProcessLibraries& p, bool modules, std::ostream& out) {
   if (o.json) {
     nlohmann::json j{{"schema", "dlenv.which/1"},
                      {"mode", "pid"},
@@ -111,7 +112,7 @@ int render_pid(const WhichOptions& o, const ProcessLibraries& p, std::ostream& o
   }
   out << fmt::format("process {} ({}): {} NVIDIA/CUDA librar{} {}\n", p.pid, p.command,
                      p.libraries.size(), p.libraries.size() == 1 ? "y" : "ies",
-                     native_process_modules() ? "loaded" : "mapped");
+                     modules ? "loaded" : "mapped");
   print_libs(out, p.libraries);
   return kExitOk;
 }
@@ -125,7 +126,7 @@ int which_pid(const WhichOptions& o, const FileSystem& fs, std::ostream& out, st
         << "\n";
     return kExitUsage;
   }
-  return render_pid(o, *p, out);
+  return render_pid(o, *p, false, out);
 }
 
 // Windows: the process's toolhelp module snapshot.
@@ -144,10 +145,11 @@ int which_pid_modules(const WhichOptions& o, const FileSystem& fs, std::ostream&
   p.pid = m->pid;
   p.command = m->image;
   p.libraries = nvidia_modules(fs, m->modules);
-  return render_pid(o, p, out);
+  return render_pid(o, p, true, out);
 }
 
-int render_holding(const WhichOptions& o, const HoldingScan& scan, std::ostream& out) {
+int render_holding(const WhichOptions& o, const HoldingScan& scan, bool modules,
+                   std::ostream& out) {
   if (o.json) {
     nlohmann::json j{{"schema", "dlenv.which/1"},
                      {"mode", "holding"},
@@ -164,10 +166,9 @@ int render_holding(const WhichOptions& o, const HoldingScan& scan, std::ostream&
     out << j.dump(2) << "\n";
     return kExitOk;
   }
-  const bool win = native_process_modules();
   if (scan.holders.empty()) {
     out << fmt::format("no process has a file named *{}* {} ({} processes read)\n", o.holding,
-                       win ? "loaded" : "mapped",
+                       modules ? "loaded" : "mapped",
                        scan.scanned - static_cast<int>(scan.unreadable.size()));
   }
   for (const auto& h : scan.holders) {
@@ -180,10 +181,10 @@ int render_holding(const WhichOptions& o, const HoldingScan& scan, std::ostream&
       pids.push_back(std::to_string(scan.unreadable[i].first));
     }
     out << fmt::format("{} process(es) could not be {} ({}{}): {}; {} to include them\n",
-                       scan.unreadable.size(), win ? "inspected" : "read", join(pids, ", "),
+                       scan.unreadable.size(), modules ? "inspected" : "read", join(pids, ", "),
                        scan.unreadable.size() > pids.size() ? ", ..." : "",
                        scan.unreadable[0].second,
-                       win ? "run from an elevated prompt (as administrator)" : "run as root");
+                       modules ? "run from an elevated prompt (as administrator)" : "run as root");
   }
   return kExitOk;
 }
@@ -211,7 +212,7 @@ int which_holding_modules(const WhichOptions& o, std::ostream& out, std::ostream
   }
   std::sort(scan.holders.begin(), scan.holders.end(),
             [](const auto& a, const auto& b) { return a.pid < b.pid; });
-  return render_holding(o, scan, out);
+  return render_holding(o, scan, true, out);
 }
 
 std::string how_it_ended(const WhichOptions& o, bool timed_out, int term_signal, int exit_code) {
@@ -345,7 +346,7 @@ int run_which(const WhichOptions& o, std::ostream& out, std::ostream& err) {
     return which_command_modules(o, *fs, out, err);
   }
   if (o.pid > 0) return which_pid(o, *fs, out, err);
-  if (!o.holding.empty()) return render_holding(o, processes_holding(*fs, o.holding), out);
+  if (!o.holding.empty()) return render_holding(o, processes_holding(*fs, o.holding), false, out);
   return which_command(o, *fs, out, err);
 }
 

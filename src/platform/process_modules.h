@@ -11,8 +11,9 @@
 //  - a command: started under the debug API (CreateProcessW with DEBUG_PROCESS),
 //    every LOAD_DLL / UNLOAD_DLL debug event recorded (the path from the event's
 //    file handle with GetFinalPathNameByHandleW, else from lpImageName in the
-//    child's memory), until every traced process has exited or the timeout kills
-//    them. Nothing is sampled, so a DLL loaded and unloaded in between is seen too.
+//    child's memory), until the command exits (processes it leaves running are
+//    detached, not waited for) or the timeout kills them. Nothing is sampled, so
+//    a DLL loaded and unloaded in between is seen too.
 #pragma once
 
 #include <chrono>
@@ -65,7 +66,7 @@ struct TraceResult {
 
 // Runs argv (argv[0] looked up on PATH, with .exe) under the debug API, its
 // stdout sent to our stderr and stdin/stderr inherited, and records every DLL
-// it and the processes it starts load and unload, until all have exited; after
+// it and the processes it starts load and unload, until it exits; after
 // `timeout` they are killed. Fails naming argv[0] when it cannot be started.
 Result<TraceResult> run_and_trace_modules(const std::vector<std::string>& argv,
                                           std::chrono::milliseconds timeout);

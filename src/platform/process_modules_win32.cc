@@ -210,11 +210,11 @@ Result<TraceResult> run_and_trace_modules(const std::vector<std::string>& argv,
   };
   const auto deadline = start + timeout;
   bool killed = false;
-  size_t live = 0;
   bool root_exited = false;
   // After the kill, at most this long for the exit events before giving up.
   std::chrono::steady_clock::time_point kill_deadline;
-  while (!root_exited || live > 0) {
+  // Until the command itself exits; processes it leaves running are let go then.
+  while (!root_exited) {
     const auto now = std::chrono::steady_clock::now();
     if (!killed && now >= deadline) {
       killed = true;
@@ -234,7 +234,6 @@ Result<TraceResult> run_and_trace_modules(const std::vector<std::string>& argv,
         Traced& t = traced[ev.dwProcessId];
         t.process = ev.u.CreateProcessInfo.hProcess;
         ++r.processes;
-        ++live;
         if (killed) ::TerminateProcess(t.process, 1);
         std::string path =
             event_image_path(t.process, ev.u.CreateProcessInfo.hFile,
@@ -275,10 +274,7 @@ Result<TraceResult> run_and_trace_modules(const std::vector<std::string>& argv,
       }
       case EXIT_PROCESS_DEBUG_EVENT: {
         Traced& t = traced[ev.dwProcessId];
-        if (!t.exited) {
-          t.exited = true;
-          if (live > 0) --live;
-        }
+        t.exited = true;
         if (ev.dwProcessId == root_pid) {
           root_exited = true;
           if (!killed) r.exit_code = static_cast<int>(ev.u.ExitProcess.dwExitCode);
@@ -289,11 +285,11 @@ Result<TraceResult> run_and_trace_modules(const std::vector<std::string>& argv,
     }
     ::ContinueDebugEvent(ev.dwProcessId, ev.dwThreadId, status);
   }
-  if (!root_exited || live > 0) {
-    // Still not gone after the kill: stop debugging so they are not held suspended.
-    for (auto& [pid, t] : traced) {
-      if (!t.exited) ::DebugActiveProcessStop(pid);
-    }
+  // Detach from what is still running (processes the command left behind, or
+  // ones that did not die at the kill) so they are neither held nor killed when
+  // this thread stops debugging.
+  for (auto& [pid, t] : traced) {
+    if (!t.exited) ::DebugActiveProcessStop(pid);
   }
   r.wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
