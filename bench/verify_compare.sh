@@ -19,7 +19,10 @@ print(f"\nPyTorch {t['torch']} (CUDA {t['cuda']}, cuDNN {t['cudnn']}) on {t['gpu
 dev = d["devices"][0]
 print(f"{'operation':32} {'dlenv':>12} {'torch':>12} {'ratio':>7}")
 for g in dev["gemm"]:
-    tg = next(x for x in t["gemm"] if x["dtype"] == g["dtype"])
+    tg = next((x for x in t["gemm"] if x["dtype"] == g["dtype"]), None)
+    if g.get("skipped") or g.get("error") or tg is None:
+        print(f"GEMM {g['dtype']}: {g.get('skipped') or g.get('error') or 'no PyTorch number'}")
+        continue
     print(f"GEMM {g['dtype']} {g['m']}^3{'':17} {g['tflops']:9.1f} TF {tg['tflops']:9.1f} TF {g['tflops']/tg['tflops']*100:6.1f}%")
 for b in dev["bandwidth"]:
     tb = next(x for x in t["bandwidth"] if x["name"] == b["name"])

@@ -40,6 +40,14 @@ for name, dtype, tf32 in [("fp32", torch.float32, False), ("tf32", torch.float32
     ms = timed(lambda: torch.matmul(a, b, out=c), 3, iters)
     out["gemm"].append({"dtype": name, "n": n, "ms": ms, "tflops": 2 * n ** 3 / (ms * 1e-3) / 1e12})
 torch.backends.cuda.matmul.allow_tf32 = False
+# fp8 (E4M3 inputs, bf16 output, no fast accumulation), as dlenv's cuBLASLt call: "TN".
+if torch.cuda.get_device_capability(0) >= (8, 9) and hasattr(torch, "_scaled_mm"):
+    a8 = torch.randn(n, n, device=dev).to(torch.float8_e4m3fn)
+    b8 = torch.randn(n, n, device=dev).to(torch.float8_e4m3fn).t()  # column-major
+    one = torch.tensor(1.0, device=dev)
+    ms = timed(lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16,
+                                        use_fast_accum=False), 3, iters)
+    out["gemm"].append({"dtype": "fp8", "n": n, "ms": ms, "tflops": 2 * n ** 3 / (ms * 1e-3) / 1e12})
 
 elems = copy_bytes // 4
 d1 = torch.empty(elems, device=dev, dtype=torch.float32)

@@ -7,6 +7,8 @@
 #include "gpu/verify.h"
 #include "platform/env.h"
 #include "platform/filesystem.h"
+#include "probe/nvml.h"
+#include "probe/nvml_health.h"
 #include "probe/probe.h"
 #include "util/strings.h"
 
@@ -151,6 +153,28 @@ int run_verify_command(const VerifyCliOptions& o, std::ostream& out, std::ostrea
   if (o.progress && !o.json) {
     vo.progress = [&err](const std::string& step) {
       err << "\r\033[K  running: " << step << std::flush;
+    };
+  }
+  // NVML, when present, reads each GPU's compute mode and ECC counters before and after
+  // its work. Without it (no driver, CI) verify runs the same minus those checks.
+  auto nvml = NvmlHealthReader::open(o.nvml_candidates.empty() ? default_nvml_candidates()
+                                                               : o.nvml_candidates);
+  if (nvml) {
+    const NvmlHealthReader& reader = **nvml;
+    vo.health = [&reader](const std::string& bus, int index) -> std::optional<GpuHealth> {
+      // By bus id: CUDA's order (CUDA_VISIBLE_DEVICES, FASTEST_FIRST) is not NVML's.
+      auto h = bus.empty() ? reader.by_index(index) : reader.by_pci_bus_id(bus);
+      if (!h) return std::nullopt;
+      GpuHealth g;
+      g.compute_mode = h->compute_mode;
+      g.compute_processes = h->compute_processes;
+      g.ecc_enabled = h->ecc_enabled;
+      g.ecc_uncorrected_volatile = h->ecc_uncorrected_volatile;
+      g.ecc_corrected_volatile = h->ecc_corrected_volatile;
+      g.remap_pending = h->remap_pending;
+      g.remap_failed = h->remap_failed;
+      g.source = "NVML (" + reader.library() + ")";
+      return g;
     };
   }
   VerifyResult r = run_verify(vo);

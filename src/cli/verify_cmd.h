@@ -3,6 +3,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 namespace dlenv {
 
@@ -14,6 +15,8 @@ struct VerifyCliOptions {
   bool no_cudnn = false;
   bool progress = false;  // show the step being run on stderr (a terminal)
   std::string kb_dir;
+  // libnvidia-ml for the health checks (ECC, compute mode); empty: the default names.
+  std::vector<std::string> nvml_candidates;
 };
 
 int run_verify_command(const VerifyCliOptions& o, std::ostream& out, std::ostream& err);

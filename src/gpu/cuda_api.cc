@@ -1,5 +1,7 @@
 #include "gpu/cuda_api.h"
 
+#include <type_traits>
+
 namespace dlenv {
 
 std::string CudaApi::error_text(CUresult r) const {
@@ -22,7 +24,7 @@ Result<CudaApi> load_cuda_api(const std::vector<std::string>& candidates) {
       continue;
     }
     CudaApi api;
-    void* p[28] = {};
+    void* p[29] = {};
     const SymbolSpec specs[] = {
         {"cuInit", &p[0], true, 0},
         {"cuDriverGetVersion", &p[1], true, 0},
@@ -52,6 +54,7 @@ Result<CudaApi> load_cuda_api(const std::vector<std::string>& candidates) {
         {"cuEventElapsedTime", &p[24], true, 0},
         {"cuGetErrorName", &p[25], false, 0},
         {"cuGetErrorString", &p[26], false, 0},
+        {"cuDeviceGetPCIBusId", &p[27], false, 0},
     };
     auto bound = bind_symbols(*lib, specs);
     if (!bound) {
@@ -88,6 +91,7 @@ Result<CudaApi> load_cuda_api(const std::vector<std::string>& candidates) {
     as(24, api.cuEventElapsedTime);
     as(25, api.cuGetErrorName);
     as(26, api.cuGetErrorString);
+    as(27, api.cuDeviceGetPCIBusId);
     api.path = lib->loaded_path();
     api.lib = std::move(*lib);
     return api;
@@ -135,6 +139,42 @@ Result<CublasApi> load_cublas(const std::string& dir, int cuda_major) {
   api.get_version = reinterpret_cast<decltype(api.get_version)>(p[2]);
   api.set_workspace = reinterpret_cast<decltype(api.set_workspace)>(p[3]);
   api.gemm_ex = reinterpret_cast<decltype(api.gemm_ex)>(p[4]);
+  void* q[13] = {};
+  const SymbolSpec lt_specs[] = {
+      {"cublasLtGetVersion", &q[0], true, 0},
+      {"cublasLtCreate", &q[1], true, 0},
+      {"cublasLtDestroy", &q[2], true, 0},
+      {"cublasLtMatmulDescCreate", &q[3], true, 0},
+      {"cublasLtMatmulDescDestroy", &q[4], true, 0},
+      {"cublasLtMatmulDescSetAttribute", &q[5], true, 0},
+      {"cublasLtMatrixLayoutCreate", &q[6], true, 0},
+      {"cublasLtMatrixLayoutDestroy", &q[7], true, 0},
+      {"cublasLtMatmulPreferenceCreate", &q[8], true, 0},
+      {"cublasLtMatmulPreferenceDestroy", &q[9], true, 0},
+      {"cublasLtMatmulPreferenceSetAttribute", &q[10], true, 0},
+      {"cublasLtMatmulAlgoGetHeuristic", &q[11], true, 0},
+      {"cublasLtMatmul", &q[12], true, 0},
+  };
+  if (auto lt_bound = bind_symbols(*lt, lt_specs); !lt_bound) {
+    api.lt_missing = lt_bound.error().message;
+  } else {
+    auto as = [&](int i, auto& fn) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(q[i]);
+    };
+    as(0, api.lt_get_version);
+    as(1, api.lt_create);
+    as(2, api.lt_destroy);
+    as(3, api.lt_desc_create);
+    as(4, api.lt_desc_destroy);
+    as(5, api.lt_desc_set);
+    as(6, api.lt_layout_create);
+    as(7, api.lt_layout_destroy);
+    as(8, api.lt_pref_create);
+    as(9, api.lt_pref_destroy);
+    as(10, api.lt_pref_set);
+    as(11, api.lt_heuristic);
+    as(12, api.lt_matmul);
+  }
   api.path = lib->loaded_path();
   api.lt_path = lt->loaded_path();
   api.lt = std::move(*lt);

@@ -62,6 +62,7 @@ struct CudaApi {
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent) = nullptr;
   CUresult (*cuGetErrorName)(CUresult, const char**) = nullptr;
   CUresult (*cuGetErrorString)(CUresult, const char**) = nullptr;
+  CUresult (*cuDeviceGetPCIBusId)(char*, int, CUdevice) = nullptr;  // optional
 
   // "CUDA_ERROR_OUT_OF_MEMORY (2): out of memory".
   std::string error_text(CUresult r) const;
@@ -76,10 +77,25 @@ using cublasStatus_t = int;
 constexpr int kCudaR32F = 0;
 constexpr int kCudaR16F = 2;
 constexpr int kCudaR16BF = 14;
+constexpr int kCudaR8FE4M3 = 28;
 constexpr int kCublasCompute32F = 68;
 constexpr int kCublasCompute32FFastTf32 = 77;
 constexpr int kCublasGemmDefault = -1;
 constexpr int kCublasOpN = 0;
+constexpr int kCublasOpT = 1;
+
+// cuBLASLt (cublasLt.h): the attributes and the heuristic result layout dlenv uses.
+constexpr int kLtDescTransA = 3;             // CUBLASLT_MATMUL_DESC_TRANSA (int32)
+constexpr int kLtDescTransB = 4;             // CUBLASLT_MATMUL_DESC_TRANSB (int32)
+constexpr int kLtDescFastAccum = 25;         // CUBLASLT_MATMUL_DESC_FAST_ACCUM (int8)
+constexpr int kLtPrefMaxWorkspaceBytes = 1;  // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES (uint64)
+struct LtHeuristicResult {                   // cublasLtMatmulHeuristicResult_t
+  uint64_t algo[8];
+  size_t workspace_size;
+  int state;
+  float waves_count;
+  int reserved[4];
+};
 
 struct CublasApi {
   DynamicLibrary lt;  // libcublasLt, loaded first so libcublas finds it
@@ -93,6 +109,28 @@ struct CublasApi {
   cublasStatus_t (*gemm_ex)(cublasHandle_t, int, int, int, int, int, const void*, const void*, int,
                             int, const void*, int, int, const void*, void*, int, int, int,
                             int) = nullptr;
+
+  // cuBLASLt, for the fp8 GEMM. Optional: `lt_missing` says why it cannot run.
+  std::string lt_missing;
+  size_t (*lt_get_version)() = nullptr;
+  cublasStatus_t (*lt_create)(void**) = nullptr;
+  cublasStatus_t (*lt_destroy)(void*) = nullptr;
+  cublasStatus_t (*lt_desc_create)(void**, int compute, int scale) = nullptr;
+  cublasStatus_t (*lt_desc_destroy)(void*) = nullptr;
+  cublasStatus_t (*lt_desc_set)(void*, int attr, const void*, size_t) = nullptr;
+  cublasStatus_t (*lt_layout_create)(void**, int type, uint64_t rows, uint64_t cols,
+                                     int64_t ld) = nullptr;
+  cublasStatus_t (*lt_layout_destroy)(void*) = nullptr;
+  cublasStatus_t (*lt_pref_create)(void**) = nullptr;
+  cublasStatus_t (*lt_pref_destroy)(void*) = nullptr;
+  cublasStatus_t (*lt_pref_set)(void*, int attr, const void*, size_t) = nullptr;
+  cublasStatus_t (*lt_heuristic)(void* h, void* desc, void* a, void* b, void* c, void* d,
+                                 void* pref, int requested, LtHeuristicResult* results,
+                                 int* returned) = nullptr;
+  cublasStatus_t (*lt_matmul)(void* h, void* desc, const void* alpha, const void* a, void* adesc,
+                              const void* b, void* bdesc, const void* beta, const void* c,
+                              void* cdesc, void* d, void* ddesc, const uint64_t* algo,
+                              void* workspace, size_t workspace_bytes, CUstream) = nullptr;
 };
 
 // "CUBLAS_STATUS_NOT_INITIALIZED (1)".

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <thread>
 
 namespace dlenv {
@@ -14,6 +15,7 @@ const char* dtype_name(DType t) {
     case DType::tf32: return "tf32";
     case DType::fp16: return "fp16";
     case DType::bf16: return "bf16";
+    case DType::fp8: return "fp8";
   }
   return "?";
 }
@@ -85,14 +87,46 @@ float bf16_to_float(uint16_t b) {
   return f;
 }
 
-std::vector<float> gemm_input(size_t count, uint32_t seed) {
+uint8_t float_to_e4m3(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint8_t sign = static_cast<uint8_t>((x >> 24) & 0x80u);
+  x &= 0x7fffffffu;
+  if (x > 0x7f800000u) return 0x7f;                   // NaN
+  if (x >= 0x43e80000u) return sign | 0x7e;           // >= 464, past the midpoint of 448 and 480
+  if (x < 0x3c800000u) {                              // below 2^-6: subnormal, multiples of 2^-9
+    float q = std::nearbyint(std::fabs(f) * 512.0f);  // ties to even (default rounding mode)
+    return sign | static_cast<uint8_t>(q);            // q == 8 is the smallest normal: same bits
+  }
+  const uint32_t e = (x >> 23) - 127 + 7;  // 1..15
+  const uint32_t mant = x & 0x7fffffu;
+  uint32_t q = (e << 3) | (mant >> 20);
+  const uint32_t rem = mant & 0xfffffu;
+  if (rem > 0x80000u || (rem == 0x80000u && (q & 1))) ++q;  // may carry into the exponent
+  if (q > 0x7e) q = 0x7e;
+  return sign | static_cast<uint8_t>(q);
+}
+
+float e4m3_to_float(uint8_t b) {
+  const int exp = (b >> 3) & 0xf, man = b & 7;
+  if (exp == 15 && man == 7) return std::numeric_limits<float>::quiet_NaN();
+  double v =
+      exp == 0 ? std::ldexp(static_cast<double>(man), -9) : std::ldexp(1.0 + man / 8.0, exp - 7);
+  return static_cast<float>((b & 0x80) ? -v : v);
+}
+
+std::vector<float> gemm_input(size_t count, uint32_t seed, DType t) {
+  // Multiples of 1/64 are exact in fp16/bf16/tf32; E4M3 (3 mantissa bits) holds the
+  // multiples of 1/8 in [-1, 1] exactly.
+  const uint32_t steps = t == DType::fp8 ? 8 : 64;
   std::vector<float> v(count);
   uint32_t s = seed * 2654435761u + 12345u;
   for (auto& x : v) {
     s ^= s << 13;
     s ^= s >> 17;
     s ^= s << 5;
-    x = static_cast<float>(static_cast<int>(s % 129u) - 64) / 64.0f;
+    x = static_cast<float>(static_cast<int>(s % (2 * steps + 1)) - static_cast<int>(steps)) /
+        static_cast<float>(steps);
   }
   return v;
 }
@@ -102,6 +136,11 @@ std::vector<uint8_t> to_device_bytes(const std::vector<float>& v, DType t) {
   if (t == DType::fp32 || t == DType::tf32) {
     out.resize(v.size() * 4);
     std::memcpy(out.data(), v.data(), out.size());
+    return out;
+  }
+  if (t == DType::fp8) {
+    out.resize(v.size());
+    for (size_t i = 0; i < v.size(); ++i) out[i] = float_to_e4m3(v[i]);
     return out;
   }
   out.resize(v.size() * 2);
@@ -118,6 +157,7 @@ float from_device_bytes(const std::vector<uint8_t>& bytes, size_t i, DType t) {
     std::memcpy(&f, bytes.data() + 4 * i, 4);
     return f;
   }
+  if (t == DType::fp8) return e4m3_to_float(bytes[i]);
   uint16_t h;
   std::memcpy(&h, bytes.data() + 2 * i, 2);
   return t == DType::fp16 ? half_to_float(h) : bf16_to_float(h);
@@ -147,7 +187,11 @@ Tolerance gemm_tolerance(DType t, int k) {
     case DType::fp32: return {1e-5, 1e-6 * kk};
     case DType::tf32: return {1e-3, 1e-5 * kk};
     case DType::fp16: return {2.0 / 1024.0, 1e-5 * kk};  // 2 ulp of a 10-bit mantissa
-    case DType::bf16: return {2.0 / 128.0, 1e-5 * kk};   // 2 ulp of a 7-bit mantissa
+    case DType::bf16:
+      return {2.0 / 128.0, 1e-5 * kk};  // 2 ulp of a 7-bit mantissa
+    // E4M3 inputs (the reference uses the same rounded values), fp32 accumulation that
+    // Hopper's FP8 tensor cores do in stages, output in bf16.
+    case DType::fp8: return {2.0 / 128.0, 4e-5 * kk};
   }
   return {};
 }
@@ -156,7 +200,7 @@ CheckResult check_gemm(const std::vector<float>& a, const std::vector<float>& b,
                        const std::vector<uint8_t>& c_device, DType out_type, DType math, int m,
                        int n, int k, size_t samples) {
   CheckResult r;
-  r.tolerance = gemm_tolerance(math == DType::tf32 ? DType::tf32 : out_type, k);
+  r.tolerance = gemm_tolerance(math == DType::tf32 || math == DType::fp8 ? math : out_type, k);
   size_t total = static_cast<size_t>(m) * static_cast<size_t>(n);
   bool all = total <= samples;
   size_t count = all ? total : samples;

@@ -9,18 +9,23 @@
 
 namespace dlenv {
 
-enum class DType { fp32, tf32, fp16, bf16 };
+// fp8 is OCP E4M3 ("e4m3fn": bias 7, no infinities, max 448), as cuBLASLt's CUDA_R_8F_E4M3.
+enum class DType { fp32, tf32, fp16, bf16, fp8 };
 const char* dtype_name(DType t);
 
 uint16_t float_to_half(float f);  // round to nearest even
 float half_to_float(uint16_t h);
 uint16_t float_to_bf16(float f);  // round to nearest even
 float bf16_to_float(uint16_t b);
+uint8_t float_to_e4m3(float f);  // round to nearest even, saturating at +-448; NaN -> 0x7f
+float e4m3_to_float(uint8_t b);
 
-// Deterministic inputs in [-1, 1] that are exact in every dtype (multiples of 1/64).
-std::vector<float> gemm_input(size_t count, uint32_t seed);
+// Deterministic inputs in [-1, 1] that are exact in `t` and every wider type
+// (multiples of 1/64; multiples of 1/8 for fp8).
+std::vector<float> gemm_input(size_t count, uint32_t seed, DType t = DType::fp16);
 
-// Converts a float matrix to the bytes the GPU gets for `t` (fp32/tf32: 4 bytes each).
+// Converts a float matrix to the bytes the GPU gets for `t` (fp32/tf32: 4 bytes each,
+// fp16/bf16: 2, fp8: 1).
 std::vector<uint8_t> to_device_bytes(const std::vector<float>& v, DType t);
 // Reads element i of a device-format output buffer back as float.
 float from_device_bytes(const std::vector<uint8_t>& bytes, size_t i, DType t);
@@ -35,6 +40,7 @@ struct Tolerance {
   double abs = 0;
   double allowed(double want) const;
 };
+// `t` is the output type, or the math type where that dominates (tf32, fp8).
 Tolerance gemm_tolerance(DType t, int k);
 
 struct CheckResult {

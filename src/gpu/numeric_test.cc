@@ -101,3 +101,50 @@ TEST(Math, ThroughputFormulas) {
 
 }  // namespace
 }  // namespace dlenv
+
+namespace dlenv {
+namespace {
+
+TEST(Fp8E4M3, EveryCodeRoundTripsAndTiesGoToEven) {
+  int finite = 0;
+  for (int b = 0; b < 256; ++b) {
+    float f = e4m3_to_float(static_cast<uint8_t>(b));
+    if (std::isnan(f)) {
+      EXPECT_EQ(b & 0x7f, 0x7f) << b;  // only S.1111.111 is NaN: no infinities
+      continue;
+    }
+    ++finite;
+    if (b == 0x80) continue;  // -0 encodes as -0
+    EXPECT_EQ(float_to_e4m3(f), b) << "code " << b << " value " << f;
+  }
+  EXPECT_EQ(finite, 254);
+  EXPECT_EQ(e4m3_to_float(0x7e), 448.0f);
+  EXPECT_EQ(e4m3_to_float(0x01), std::ldexp(1.0f, -9));  // smallest subnormal
+  EXPECT_EQ(float_to_e4m3(1000.0f), 0x7e);               // saturates
+  EXPECT_EQ(float_to_e4m3(-1000.0f), 0xfe);
+  EXPECT_EQ(e4m3_to_float(float_to_e4m3(0.3f)), 0.3125f);
+  EXPECT_EQ(e4m3_to_float(float_to_e4m3(1.0625f)), 1.0f);       // tie -> even mantissa 000
+  EXPECT_EQ(e4m3_to_float(float_to_e4m3(1.1875f)), 1.25f);      // tie -> even mantissa 010
+  EXPECT_EQ(e4m3_to_float(float_to_e4m3(15.5f / 8.0f)), 2.0f);  // carries into the exponent
+}
+
+TEST(Fp8E4M3, Fp8InputsAreExactAndTheDeviceBytesHoldThem) {
+  std::vector<float> v = gemm_input(1000, 5, DType::fp8);
+  auto bytes = to_device_bytes(v, DType::fp8);
+  ASSERT_EQ(bytes.size(), v.size());
+  int distinct_nonzero = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    EXPECT_EQ(from_device_bytes(bytes, i, DType::fp8), v[i]) << i;
+    EXPECT_LE(std::fabs(v[i]), 1.0f);
+    distinct_nonzero += v[i] != 0 && v[i] * 8 != std::nearbyint(v[i] * 8) ? 100 : 0;
+  }
+  EXPECT_EQ(distinct_nonzero, 0);  // multiples of 1/8
+  // The wider types' inputs are not all exact in E4M3: rounding them would change them.
+  std::vector<float> w = gemm_input(1000, 5);
+  size_t inexact = 0;
+  for (float x : w) inexact += e4m3_to_float(float_to_e4m3(x)) != x;
+  EXPECT_GT(inexact, 0u);
+}
+
+}  // namespace
+}  // namespace dlenv

@@ -105,12 +105,9 @@ int cuda_type(DType t) {
   switch (t) {
     case DType::fp16: return kCudaR16F;
     case DType::bf16: return kCudaR16BF;
+    case DType::fp8: return kCudaR8FE4M3;
     default: return kCudaR32F;
   }
-}
-
-size_t elem_size(DType t) {
-  return t == DType::fp16 || t == DType::bf16 ? 2 : 4;
 }
 
 // One GEMM on the device: C = A * B (column-major), returns C's bytes.
@@ -120,14 +117,10 @@ std::optional<StepError> run_gemm(const CudaApi& api, const CublasApi& blas, cub
                                   double* ms_out, std::vector<uint8_t>& c_out,
                                   std::string& blas_error) {
   DeviceBuffer da{&api}, db{&api}, dc{&api};
-  const size_t es = elem_size(t);
-  auto ha = to_device_bytes(a, t), hb = to_device_bytes(b, t);
-  const size_t c_bytes = static_cast<size_t>(m) * n * es;
-  DLENV_CU(api.cuMemAlloc(&da.ptr, ha.size()), "cuMemAlloc A");
-  DLENV_CU(api.cuMemAlloc(&db.ptr, hb.size()), "cuMemAlloc B");
+  const size_t c_bytes = static_cast<size_t>(m) * n * elem_size(t);
+  if (auto e = upload(api, da, a, t, "A")) return e;
+  if (auto e = upload(api, db, b, t, "B")) return e;
   DLENV_CU(api.cuMemAlloc(&dc.ptr, c_bytes), "cuMemAlloc C");
-  DLENV_CU(api.cuMemcpyHtoD(da.ptr, ha.data(), ha.size()), "cuMemcpyHtoD A");
-  DLENV_CU(api.cuMemcpyHtoD(db.ptr, hb.data(), hb.size()), "cuMemcpyHtoD B");
   const float alpha = 1.0f, beta = 0.0f;
   const int type = cuda_type(t);
   const int compute = t == DType::tf32 ? kCublasCompute32FFastTf32 : kCublasCompute32F;
@@ -150,9 +143,152 @@ std::optional<StepError> run_gemm(const CudaApi& api, const CublasApi& blas, cub
     if (auto e = gemm()) return e;
     DLENV_CU(api.cuCtxSynchronize(), "cuCtxSynchronize");
   }
-  c_out.resize(c_bytes);
-  DLENV_CU(api.cuMemcpyDtoH(c_out.data(), dc.ptr, c_bytes), "cuMemcpyDtoH C");
-  return std::nullopt;
+  return download(api, dc, c_bytes, c_out, "C");
+}
+
+// The cuBLASLt descriptors of one fp8 matmul, destroyed together.
+struct LtMatmul {
+  const CublasApi& blas;
+  void* desc = nullptr;
+  void* a = nullptr;
+  void* b = nullptr;
+  void* d = nullptr;
+  void* pref = nullptr;
+  ~LtMatmul() {
+    if (pref) blas.lt_pref_destroy(pref);
+    for (void* l : {a, b, d}) {
+      if (l) blas.lt_layout_destroy(l);
+    }
+    if (desc) blas.lt_desc_destroy(desc);
+  }
+};
+
+// fp8 GEMM through cuBLASLt, the layout FP8 requires ("TN"): D(bf16, m x n) =
+// A^T * B with A stored k x m and B k x n, E4M3 inputs, fp32 accumulation, no
+// fast accumulation (PyTorch's torch._scaled_mm default). `a` is the m x k matrix
+// the reference uses; it is transposed here for the upload.
+std::optional<StepError> run_gemm_fp8(const CudaApi& api, const CublasApi& blas, void* lt,
+                                      CUdeviceptr workspace, size_t ws_bytes, int m, int n, int k,
+                                      const std::vector<float>& a, const std::vector<float>& b,
+                                      int warmup, int iterations, double* ms_out,
+                                      std::vector<uint8_t>& d_out, std::string& blas_error) {
+  // A as E4M3 bytes, transposed in tiles (m x k column-major -> k x m column-major).
+  const std::vector<uint8_t> a_bytes = to_device_bytes(a, DType::fp8);
+  std::vector<uint8_t> at(a_bytes.size());
+  constexpr int kTile = 64;
+  for (int p0 = 0; p0 < k; p0 += kTile) {
+    for (int i0 = 0; i0 < m; i0 += kTile) {
+      for (int p = p0; p < std::min(k, p0 + kTile); ++p) {
+        for (int i = i0; i < std::min(m, i0 + kTile); ++i) {
+          at[static_cast<size_t>(i) * k + p] = a_bytes[static_cast<size_t>(p) * m + i];
+        }
+      }
+    }
+  }
+  DeviceBuffer da{&api}, db{&api}, dd{&api};
+  const size_t d_bytes = static_cast<size_t>(m) * n * elem_size(DType::bf16);
+  DLENV_CU(api.cuMemAlloc(&da.ptr, at.size()), "cuMemAlloc A");
+  DLENV_CU(api.cuMemcpyHtoD(da.ptr, at.data(), at.size()), "cuMemcpyHtoD A");
+  if (auto e = upload(api, db, b, DType::fp8, "B")) return e;
+  DLENV_CU(api.cuMemAlloc(&dd.ptr, d_bytes), "cuMemAlloc D");
+  auto lt_fail = [&](const char* call, cublasStatus_t s) {
+    blas_error = std::string(call) + ": " + cublas_status_text(s);
+    return StepError{-1, blas_error};
+  };
+#define DLENV_LT(call, name)               \
+  do {                                     \
+    cublasStatus_t s_ = (call);            \
+    if (s_ != 0) return lt_fail(name, s_); \
+  } while (0)
+  LtMatmul mm{blas};
+  const int32_t trans_a = kCublasOpT, trans_b = kCublasOpN;
+  const int8_t fast_accum = 0;
+  const uint64_t ws = ws_bytes;
+  DLENV_LT(blas.lt_desc_create(&mm.desc, kCublasCompute32F, kCudaR32F), "cublasLtMatmulDescCreate");
+  DLENV_LT(blas.lt_desc_set(mm.desc, kLtDescTransA, &trans_a, sizeof trans_a),
+           "cublasLtMatmulDescSetAttribute(TRANSA)");
+  DLENV_LT(blas.lt_desc_set(mm.desc, kLtDescTransB, &trans_b, sizeof trans_b),
+           "cublasLtMatmulDescSetAttribute(TRANSB)");
+  DLENV_LT(blas.lt_desc_set(mm.desc, kLtDescFastAccum, &fast_accum, sizeof fast_accum),
+           "cublasLtMatmulDescSetAttribute(FAST_ACCUM)");
+  DLENV_LT(blas.lt_layout_create(&mm.a, kCudaR8FE4M3, k, m, k), "cublasLtMatrixLayoutCreate(A)");
+  DLENV_LT(blas.lt_layout_create(&mm.b, kCudaR8FE4M3, k, n, k), "cublasLtMatrixLayoutCreate(B)");
+  DLENV_LT(blas.lt_layout_create(&mm.d, kCudaR16BF, m, n, m), "cublasLtMatrixLayoutCreate(D)");
+  DLENV_LT(blas.lt_pref_create(&mm.pref), "cublasLtMatmulPreferenceCreate");
+  DLENV_LT(blas.lt_pref_set(mm.pref, kLtPrefMaxWorkspaceBytes, &ws, sizeof ws),
+           "cublasLtMatmulPreferenceSetAttribute");
+  LtHeuristicResult heuristic{};
+  int found = 0;
+  DLENV_LT(blas.lt_heuristic(lt, mm.desc, mm.a, mm.b, mm.d, mm.d, mm.pref, 1, &heuristic, &found),
+           "cublasLtMatmulAlgoGetHeuristic");
+#undef DLENV_LT
+  if (found < 1) {
+    blas_error = "cublasLtMatmulAlgoGetHeuristic: no algorithm for E4M3 x E4M3 -> bf16 " +
+                 std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+                 " (CUBLAS_STATUS_NOT_SUPPORTED)";
+    return StepError{-1, blas_error};
+  }
+  const float alpha = 1.0f, beta = 0.0f;
+  auto gemm = [&]() -> std::optional<StepError> {
+    cublasStatus_t s =
+        blas.lt_matmul(lt, mm.desc, &alpha, reinterpret_cast<const void*>(da.ptr), mm.a,
+                       reinterpret_cast<const void*>(db.ptr), mm.b, &beta,
+                       reinterpret_cast<const void*>(dd.ptr), mm.d, reinterpret_cast<void*>(dd.ptr),
+                       mm.d, heuristic.algo, reinterpret_cast<void*>(workspace), ws_bytes, nullptr);
+    if (s != 0) return lt_fail("cublasLtMatmul", s);
+    return std::nullopt;
+  };
+  double ms = 0;
+  if (ms_out) {
+    if (auto e = time_op(api, warmup, iterations, gemm, ms)) return e;
+    *ms_out = ms;
+  } else {
+    if (auto e = gemm()) return e;
+    DLENV_CU(api.cuCtxSynchronize(), "cuCtxSynchronize");
+  }
+  return download(api, dd, d_bytes, d_out, "D");
+}
+
+void gemm_problem(VerifyResult& r, const std::string& label, const GemmResult& g) {
+  if (!g.error.empty()) {
+    const bool lt = g.library == "cublasLtMatmul";
+    problem(r,
+            contains(g.error, "CUBLAS_STATUS_NOT_INITIALIZED") ? "cublas-status-not-initialized"
+            : contains(g.error, "CUBLAS_STATUS_ARCH_MISMATCH") ? "no-kernel-image-new-gpu"
+                                                               : "verify-cuda-error",
+            "error", label + ": " + g.error,
+            lt ? "the fp8 GEMM runs in libcublasLt: check that libcublasLt matches libcublas "
+                 "(`dlenv deps` on the cuBLAS library) and that the GPU supports FP8"
+               : "");
+    return;
+  }
+  for (const CheckResult* cr : {&g.small_check, &g.large_check}) {
+    if (!cr->ok()) {
+      problem(r, "verify-wrong-result", "error",
+              label + ": wrong result: " + std::to_string(cr->bad) + " of " +
+                  std::to_string(cr->checked) +
+                  " checked elements differ from the CPU reference (" + cr->first_bad + ")",
+              "a GPU that computes wrong results needs attention: check `nvidia-smi -q -d ECC`, "
+              "clocks and the driver; rerun `dlenv verify --full`");
+      return;
+    }
+  }
+}
+
+// Why the fp8 GEMM cannot run here (empty: it can).
+std::string fp8_unavailable(const CublasApi& blas, const DeviceResult& dev) {
+  if (dev.compute_capability < Version{8, 9}) {
+    return "FP8 tensor cores need compute capability 8.9 or newer (Ada, Hopper, Blackwell); "
+           "this GPU is " +
+           dev.compute_capability.str();
+  }
+  if (!blas.lt_missing.empty()) return "cuBLASLt cannot run it: " + blas.lt_missing;
+  size_t v = blas.lt_get_version();
+  if (v < 110800) {  // FP8 matmuls arrived with CUDA 11.8's cuBLASLt
+    return "cuBLASLt " + std::to_string(v) + " (" + blas.lt_path +
+           ") predates FP8 matmuls (CUDA 11.8)";
+  }
+  return "";
 }
 
 void gemm_tests(const CudaApi& api, const CublasApi& blas, const VerifyOptions& o,
@@ -167,68 +303,161 @@ void gemm_tests(const CudaApi& api, const CublasApi& blas, const VerifyOptions& 
   }
   if (blas.get_version) blas.get_version(h, &r.cublas_version);
   DeviceBuffer workspace{&api};
-  const size_t ws_bytes = size_t{32} << 20;  // as PyTorch does for cuBLAS on Hopper-class GPUs
-  if (blas.set_workspace && api.cuMemAlloc(&workspace.ptr, ws_bytes) == kCudaSuccess) {
+  size_t ws_bytes = size_t{32} << 20;  // as PyTorch does for cuBLAS on Hopper-class GPUs
+  if (api.cuMemAlloc(&workspace.ptr, ws_bytes) != kCudaSuccess) {
+    workspace.ptr = 0;
+    ws_bytes = 0;
+  }
+  if (blas.set_workspace && ws_bytes) {
     blas.set_workspace(h, reinterpret_cast<void*>(workspace.ptr), ws_bytes);
   }
   const int n = o.gemm_n ? o.gemm_n : o.full ? 8192 : 4096;
   const int iters = o.full ? 20 : 5;
-  std::vector<float> a_small = gemm_input(192 * 136, 11), b_small = gemm_input(136 * 160, 12);
-  std::vector<float> a = gemm_input(static_cast<size_t>(n) * n, 21);
-  std::vector<float> b = gemm_input(static_cast<size_t>(n) * n, 22);
-  for (DType t : {DType::fp32, DType::tf32, DType::fp16, DType::bf16}) {
-    if (o.progress) o.progress("GPU " + std::to_string(dev.index) + ": GEMM " + dtype_name(t));
+  // Small, odd-shaped (multiples of 16, as FP8 needs), every element checked: catches
+  // layout and type mistakes. The timed problem is sampled.
+  const int sm = 192, sn = 160, sk = 144;
+  const std::vector<float> a_small = gemm_input(sm * sk, 11), b_small = gemm_input(sk * sn, 12);
+  const std::vector<float> a = gemm_input(static_cast<size_t>(n) * n, 21);
+  const std::vector<float> b = gemm_input(static_cast<size_t>(n) * n, 22);
+  void* lt = nullptr;
+  for (DType t : {DType::fp32, DType::tf32, DType::fp16, DType::bf16, DType::fp8}) {
     GemmResult g;
     g.type = t;
+    g.out_type = t == DType::fp8 ? DType::bf16 : t;
+    g.library = t == DType::fp8 ? "cublasLtMatmul" : "cublasGemmEx";
     g.m = g.n = g.k = n;
     g.iterations = iters;
     if (peaks) {
       g.peak_tflops = t == DType::fp32   ? peaks->fp32
                       : t == DType::tf32 ? peaks->tf32
                       : t == DType::fp16 ? peaks->fp16
-                                         : peaks->bf16;
+                      : t == DType::bf16 ? peaks->bf16
+                                         : peaks->fp8;
     }
+    if (t == DType::fp8) {
+      g.skipped = fp8_unavailable(blas, dev);
+      if (g.skipped.empty()) {
+        if (cublasStatus_t s = blas.lt_create(&lt); s != 0) {
+          g.error = "cublasLtCreate: " + cublas_status_text(s) + " (" + blas.lt_path + ")";
+          lt = nullptr;
+        }
+      }
+      if (!g.skipped.empty() || !g.error.empty()) {
+        gemm_problem(r, "GPU " + std::to_string(dev.index) + " GEMM fp8", g);
+        dev.gemm.push_back(g);
+        continue;
+      }
+    }
+    if (o.progress) o.progress("GPU " + std::to_string(dev.index) + ": GEMM " + dtype_name(t));
+    // fp8 gets its own inputs, exact in E4M3 (generated once, only when it runs).
+    std::vector<float> a8s, b8s, a8, b8;
+    if (t == DType::fp8) {
+      a8s = gemm_input(sm * sk, 13, t);
+      b8s = gemm_input(sk * sn, 14, t);
+      a8 = gemm_input(static_cast<size_t>(n) * n, 23, t);
+      b8 = gemm_input(static_cast<size_t>(n) * n, 24, t);
+    }
+    const bool f8 = t == DType::fp8;
+    const std::vector<float>&as = f8 ? a8s : a_small, &bs = f8 ? b8s : b_small;
+    const std::vector<float>&al = f8 ? a8 : a, &bl = f8 ? b8 : b;
+    auto run = [&](int mm, int nn, int kk, const std::vector<float>& x, const std::vector<float>& y,
+                   int warmup, int count, double* ms, std::vector<uint8_t>& c,
+                   std::string& blas_error) {
+      return t == DType::fp8
+                 ? run_gemm_fp8(api, blas, lt, workspace.ptr, ws_bytes, mm, nn, kk, x, y, warmup,
+                                count, ms, c, blas_error)
+                 : run_gemm(api, blas, h, t, mm, nn, kk, x, y, warmup, count, ms, c, blas_error);
+    };
     std::string blas_error;
     std::vector<uint8_t> c;
-    // Small, odd-shaped, every element checked (catches layout and type mistakes).
-    if (auto e = run_gemm(api, blas, h, t, 192, 160, 136, a_small, b_small, 0, 0, nullptr, c,
-                          blas_error)) {
+    if (auto e = run(sm, sn, sk, as, bs, 0, 0, nullptr, c, blas_error)) {
       g.error = e->code == -1 ? e->what : e->what + ": " + api.error_text(e->code);
     } else {
-      g.small_check = check_gemm(a_small, b_small, c, t, t, 192, 160, 136, 192 * 160);
+      g.small_check = check_gemm(as, bs, c, g.out_type, t, sm, sn, sk, sm * sn);
       double ms = 0;
-      if (auto e2 = run_gemm(api, blas, h, t, n, n, n, a, b, 3, iters, &ms, c, blas_error)) {
+      if (auto e2 = run(n, n, n, al, bl, 3, iters, &ms, c, blas_error)) {
         g.error = e2->code == -1 ? e2->what : e2->what + ": " + api.error_text(e2->code);
       } else {
         g.ms = ms;
         g.tflops = gemm_tflops(n, n, n, ms);
-        g.large_check = check_gemm(a, b, c, t, t, n, n, n, o.full ? 512 : 128);
+        g.large_check = check_gemm(al, bl, c, g.out_type, t, n, n, n, o.full ? 512 : 128);
       }
     }
-    std::string label = "GPU " + std::to_string(dev.index) + " GEMM " + dtype_name(t);
-    if (!g.error.empty()) {
-      problem(r,
-              contains(g.error, "CUBLAS_STATUS_NOT_INITIALIZED") ? "cublas-status-not-initialized"
-              : contains(g.error, "CUBLAS_STATUS_ARCH_MISMATCH") ? "no-kernel-image-new-gpu"
-                                                                 : "verify-cuda-error",
-              "error", label + ": " + g.error, "");
-    } else {
-      for (const CheckResult* cr : {&g.small_check, &g.large_check}) {
-        if (!cr->ok()) {
-          problem(
-              r, "verify-wrong-result", "error",
-              label + ": wrong result: " + std::to_string(cr->bad) + " of " +
-                  std::to_string(cr->checked) +
-                  " checked elements differ from the CPU reference (" + cr->first_bad + ")",
-              "a GPU that computes wrong results needs attention: check `nvidia-smi -q -d ECC`, "
-              "clocks and the driver; rerun `dlenv verify --full`");
-          break;
-        }
-      }
-    }
+    gemm_problem(r, "GPU " + std::to_string(dev.index) + " GEMM " + dtype_name(t), g);
     dev.gemm.push_back(g);
   }
+  if (lt) blas.lt_destroy(lt);
   blas.destroy(h);
+}
+
+// What NVML says before the run: exclusive or prohibited compute mode, ECC errors
+// already counted, rows waiting for a reset.
+void health_before_problems(const DeviceResult& dev, VerifyResult& r) {
+  if (!dev.health_before) return;
+  const GpuHealth& h = *dev.health_before;
+  const std::string gpu = "GPU " + std::to_string(dev.index) + " (" + dev.name + ")";
+  const std::string smi = "nvidia-smi -i " + std::to_string(dev.index);
+  if (h.compute_mode == "exclusive-process" && h.compute_processes.value_or(0) > 0) {
+    problem(r, "exclusive-compute-mode-busy", "error",
+            gpu + " is in exclusive-process compute mode and " +
+                std::to_string(*h.compute_processes) +
+                " process(es) already hold it: every CUDA context here fails with "
+                "CUDA_ERROR_DEVICE_UNAVAILABLE (46) (" +
+                h.source + ")",
+            "stop the process that holds it (`" + smi + "` lists it), or as root: `" + smi +
+                " -c DEFAULT`");
+  } else if (h.compute_mode == "prohibited") {
+    problem(r, "exclusive-compute-mode-busy", "error",
+            gpu + " is in prohibited compute mode: no process may create a CUDA context on it (" +
+                h.source + ")",
+            "as root: `" + smi + " -c DEFAULT`");
+  }
+  if (h.ecc_uncorrected_volatile.value_or(0) > 0) {
+    problem(r, "verify-ecc-errors", "warning",
+            gpu + " has counted " + std::to_string(*h.ecc_uncorrected_volatile) +
+                " uncorrectable ECC error(s) since the driver loaded (" + h.source + ")",
+            "check `" + smi +
+                " -q -d ECC,ROW_REMAPPER` and the kernel log for Xid 48/63/64/94/95; "
+                "a GPU with repeated uncorrectable errors needs a reset or service");
+  }
+  if (h.remap_failed.value_or(false)) {
+    problem(r, "verify-ecc-errors", "error",
+            gpu +
+                ": NVML reports a failed row remapping: the memory has a fault it could not "
+                "retire (" +
+                h.source + ")",
+            "the GPU needs service (RMA); see `" + smi + " -q -d ROW_REMAPPER`");
+  } else if (h.remap_pending.value_or(false)) {
+    problem(r, "verify-ecc-errors", "warning",
+            gpu + " has memory rows waiting to be remapped: they take effect after a GPU reset (" +
+                h.source + ")",
+            "reset the GPU when it is idle (as root: `" + smi + " -r`) or reboot");
+  }
+}
+
+// What changed during the run: new ECC errors mean results from this GPU cannot be trusted.
+void health_after_problems(const DeviceResult& dev, VerifyResult& r) {
+  if (!dev.health_before || !dev.health_after) return;
+  const GpuHealth &b = *dev.health_before, &a = *dev.health_after;
+  const std::string gpu = "GPU " + std::to_string(dev.index) + " (" + dev.name + ")";
+  if (a.ecc_uncorrected_volatile && b.ecc_uncorrected_volatile &&
+      *a.ecc_uncorrected_volatile > *b.ecc_uncorrected_volatile) {
+    problem(r, "verify-ecc-errors", "error",
+            gpu + ": " + std::to_string(*a.ecc_uncorrected_volatile - *b.ecc_uncorrected_volatile) +
+                " new uncorrectable ECC error(s) during this run: results computed on this GPU "
+                "cannot be trusted (" +
+                a.source + ")",
+            "stop work on this GPU; check `nvidia-smi -i " + std::to_string(dev.index) +
+                " -q -d ECC,ROW_REMAPPER` and the kernel log (Xid 48/94/95), then reset it");
+  }
+  if (a.ecc_corrected_volatile && b.ecc_corrected_volatile &&
+      *a.ecc_corrected_volatile > *b.ecc_corrected_volatile) {
+    problem(r, "verify-ecc-errors", "info",
+            gpu + ": " + std::to_string(*a.ecc_corrected_volatile - *b.ecc_corrected_volatile) +
+                " corrected ECC error(s) during this run (corrected by the hardware; a rising "
+                "count is an early sign of failing memory)",
+            "watch `nvidia-smi -i " + std::to_string(dev.index) + " -q -d ECC` over time");
+  }
 }
 
 }  // namespace
@@ -325,6 +554,14 @@ VerifyResult run_verify(const VerifyOptions& o) {
     size_t mem = 0;
     api->cuDeviceTotalMem(&mem, d);
     dev.memory_bytes = mem;
+    if (api->cuDeviceGetPCIBusId) {
+      char bus[64] = {};
+      if (api->cuDeviceGetPCIBusId(bus, sizeof bus - 1, d) == kCudaSuccess) dev.pci_bus_id = bus;
+    }
+    if (o.health) {
+      dev.health_before = o.health(dev.pci_bus_id, i);
+      health_before_problems(dev, r);
+    }
     auto tc = Clock::now();
     CUcontext ctx = nullptr;
     if (CUresult e = api->cuDevicePrimaryCtxRetain(&ctx, d); e != kCudaSuccess) {
@@ -350,6 +587,10 @@ VerifyResult run_verify(const VerifyOptions& o) {
     r.timing_ms["gpu" + std::to_string(i) + "_cudnn"] = ms_since(tp);
     api->cuCtxSetCurrent(nullptr);
     api->cuDevicePrimaryCtxRelease(d);
+    if (o.health && dev.health_before) {
+      dev.health_after = o.health(dev.pci_bus_id, i);
+      health_after_problems(dev, r);
+    }
     r.devices.push_back(dev);
   }
   wait_dnn();

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,19 @@
 #include "util/version.h"
 
 namespace dlenv {
+
+// What NVML says about one GPU, read before and after the run (the CLI supplies it:
+// the gpu layer does not load NVML itself). Unknown values stay empty.
+struct GpuHealth {
+  std::string compute_mode;              // "default" / "exclusive-process" / "prohibited"
+  std::optional<int> compute_processes;  // processes holding a compute context
+  std::optional<bool> ecc_enabled;       // current ECC mode
+  std::optional<uint64_t> ecc_uncorrected_volatile;  // since the driver loaded
+  std::optional<uint64_t> ecc_corrected_volatile;
+  std::optional<bool> remap_pending;  // row remapping waits for a GPU reset
+  std::optional<bool> remap_failed;   // a row could not be remapped
+  std::string source;                 // "NVML (/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1)"
+};
 
 struct VerifyOptions {
   std::vector<std::string> cuda_candidates;  // empty: libcuda.so.1, libcuda.so
@@ -32,6 +46,9 @@ struct VerifyOptions {
   bool small_dnn = false;  // tests: tiny convolution / activation / RNN problems
   // Called before each step with what is about to run (the CLI shows it on a TTY).
   std::function<void(const std::string&)> progress;
+  // Reads a GPU's health by PCI bus id ("0000:3b:00.0") and CUDA index; called before
+  // and after each GPU's work. Empty, or returning nullopt: no health checks.
+  std::function<std::optional<GpuHealth>(const std::string& pci_bus_id, int index)> health;
 };
 
 struct VerifyProblem {
@@ -52,7 +69,10 @@ struct BandwidthResult {
 };
 
 struct GemmResult {
-  DType type = DType::fp32;
+  DType type = DType::fp32;      // the input type (fp8: E4M3 inputs)
+  DType out_type = DType::fp32;  // the output type (fp8 writes bf16)
+  std::string library;           // "cublasGemmEx" / "cublasLtMatmul"
+  std::string skipped;           // why it did not run (not an error), e.g. fp8 before sm_89
   int m = 0, n = 0, k = 0;
   int iterations = 0;
   double ms = 0;  // per GEMM
@@ -83,12 +103,14 @@ struct DnnResult {
 struct DeviceResult {
   int index = 0;
   std::string name;
+  std::string pci_bus_id;  // cuDeviceGetPCIBusId; empty when unknown
   Version compute_capability;
   uint64_t memory_bytes = 0;
   double context_ms = 0;
   std::vector<BandwidthResult> bandwidth;
   std::vector<GemmResult> gemm;
   std::vector<DnnResult> dnn;
+  std::optional<GpuHealth> health_before, health_after;
 };
 
 struct VerifyResult {

@@ -56,10 +56,6 @@ int dnn_type(DType t) {
   return t == DType::fp16 ? kCudnnDataHalf : kCudnnDataFloat;
 }
 
-size_t bytes_of(DType t) {
-  return t == DType::fp16 || t == DType::bf16 ? 2 : 4;
-}
-
 std::string error_text(const CudaApi& api, const StepError& e) {
   return e.code == kDnnStatus ? e.what : e.what + ": " + api.error_text(e.code);
 }
@@ -71,25 +67,6 @@ struct Ctx {
   const VerifyOptions& o;
   int major;  // cuDNN major, for sub-library names
 };
-
-// Copies host floats to a new device buffer in the type's format.
-std::optional<StepError> upload(const Ctx& c, DeviceBuffer& buf, const std::vector<float>& v,
-                                DType t, const char* what) {
-  auto bytes = to_device_bytes(v, t);
-  CUresult e = c.api.cuMemAlloc(&buf.ptr, std::max<size_t>(bytes.size(), 1));
-  if (e != kCudaSuccess) return StepError{e, std::string("cuMemAlloc ") + what};
-  e = c.api.cuMemcpyHtoD(buf.ptr, bytes.data(), bytes.size());
-  if (e != kCudaSuccess) return StepError{e, std::string("cuMemcpyHtoD ") + what};
-  return std::nullopt;
-}
-
-std::optional<StepError> download(const Ctx& c, const DeviceBuffer& buf, size_t bytes,
-                                  std::vector<uint8_t>& out, const char* what) {
-  out.resize(bytes);
-  CUresult e = c.api.cuMemcpyDtoH(out.data(), buf.ptr, bytes);
-  if (e != kCudaSuccess) return StepError{e, std::string("cuMemcpyDtoH ") + what};
-  return std::nullopt;
-}
 
 // ---- convolutions --------------------------------------------------------------
 
@@ -136,9 +113,9 @@ std::optional<StepError> conv_once(const Ctx& c, ConvDirection dir, Layout l, DT
                            : dir == ConvDirection::backward_data ? sh.x_count()
                                                                  : sh.w_count();
   DeviceBuffer da{&c.api}, db{&c.api}, dout{&c.api}, ws{&c.api};
-  if (auto e = upload(c, da, a, t, "input")) return e;
-  if (auto e = upload(c, db, b, t, "input")) return e;
-  if (CUresult e = c.api.cuMemAlloc(&dout.ptr, out_count * bytes_of(t)); e != kCudaSuccess)
+  if (auto e = upload(c.api, da, a, t, "input")) return e;
+  if (auto e = upload(c.api, db, b, t, "input")) return e;
+  if (CUresult e = c.api.cuMemAlloc(&dout.ptr, out_count * elem_size(t)); e != kCudaSuccess)
     return StepError{e, "cuMemAlloc output"};
 
   // Algorithm: measured (--full, as torch.backends.cudnn.benchmark does) or heuristic.
@@ -213,7 +190,7 @@ std::optional<StepError> conv_once(const Ctx& c, ConvDirection dir, Layout l, DT
       return StepError{e, "cuCtxSynchronize"};
   }
   std::vector<uint8_t> result;
-  if (auto e = download(c, dout, out_count * bytes_of(t), result, "output")) return e;
+  if (auto e = download(c.api, dout, out_count * elem_size(t), result, "output")) return e;
   out.check = check_conv(dir, sh, l, t, a, b, result, samples);
   return std::nullopt;
 }
@@ -294,9 +271,9 @@ std::vector<DnnResult> activation_tests(const Ctx& c, DType t, size_t count,
       DLENV_DNN(dnn.set_activation(ad.d, mode, kCudnnNotPropagateNan, 0.0),
                 "cudnnSetActivationDescriptor");
       DeviceBuffer dx{&c.api}, ddy{&c.api}, y{&c.api}, dxo{&c.api};
-      if (auto e = upload(c, dx, x, t, "x")) return e;
-      if (auto e = upload(c, ddy, dy, t, "dy")) return e;
-      const size_t bytes = count * bytes_of(t);
+      if (auto e = upload(c.api, dx, x, t, "x")) return e;
+      if (auto e = upload(c.api, ddy, dy, t, "dy")) return e;
+      const size_t bytes = count * elem_size(t);
       if (CUresult e = c.api.cuMemAlloc(&y.ptr, bytes); e != kCudaSuccess)
         return StepError{e, "cuMemAlloc y"};
       if (CUresult e = c.api.cuMemAlloc(&dxo.ptr, bytes); e != kCudaSuccess)
@@ -318,14 +295,14 @@ std::vector<DnnResult> activation_tests(const Ctx& c, DType t, size_t count,
       };
       if (auto e = time_op(c.api, 1, f.iterations, fwd, f.ms)) return e;
       std::vector<uint8_t> yh, dxh;
-      if (auto e = download(c, y, bytes, yh, "y")) return e;
+      if (auto e = download(c.api, y, bytes, yh, "y")) return e;
       f.gbs = bandwidth_gbs(2 * bytes, f.ms);
       f.check = check_activation_fwd(a, t, x, yh, 4096);
       if (auto e = time_op(c.api, 1, bw.iterations, bwd, bw.ms)) {
         bw.error = error_text(c.api, *e);
         return std::nullopt;
       }
-      if (auto e = download(c, dxo, bytes, dxh, "dx")) return e;
+      if (auto e = download(c.api, dxo, bytes, dxh, "dx")) return e;
       bw.gbs = bandwidth_gbs(4 * bytes, bw.ms);
       bw.check = check_activation_bwd(a, t, x, yh, dy, dxh, 4096);
       return std::nullopt;
@@ -427,7 +404,7 @@ std::optional<StepError> rnn_once(const Ctx& c, RnnCell cell, DType t, const Rnn
 
   // Fill the weight space through cuDNN's own map of it, keeping a float copy per
   // matrix for the CPU reference.
-  const size_t es = bytes_of(t);
+  const size_t es = elem_size(t);
   std::vector<uint8_t> host_weights(weight_bytes, 0);
   std::vector<RnnLayerWeights> layers(static_cast<size_t>(sh.layers));
   DLENV_DNN(dnn.create_tensor(&md.d), "cudnnCreateTensorDescriptor");
@@ -496,7 +473,7 @@ std::optional<StepError> rnn_once(const Ctx& c, RnnCell cell, DType t, const Rnn
     return StepError{e, "cuMemcpyHtoD RNN weights"};
 
   auto x = gemm_input(static_cast<size_t>(sh.steps) * sh.batch * sh.input, 51);
-  if (auto e = upload(c, dx, x, t, "x")) return e;
+  if (auto e = upload(c.api, dx, x, t, "x")) return e;
   const size_t y_bytes = static_cast<size_t>(sh.steps) * sh.batch * sh.hidden * es;
   if (CUresult e = c.api.cuMemAlloc(&dyb.ptr, y_bytes); e != kCudaSuccess)
     return StepError{e, "cuMemAlloc y"};
@@ -524,7 +501,7 @@ std::optional<StepError> rnn_once(const Ctx& c, RnnCell cell, DType t, const Rnn
       return StepError{e, "cuCtxSynchronize"};
   }
   std::vector<uint8_t> y;
-  if (auto e = download(c, dyb, y_bytes, y, "y")) return e;
+  if (auto e = download(c.api, dyb, y_bytes, y, "y")) return e;
   out.check = check_rnn(cell, t, layers, x, sh.batch, std::min(check_steps, sh.steps), batches, y);
   return std::nullopt;
 }

@@ -2,12 +2,16 @@
 // buffers, event timing and the problem list. Internal to the gpu layer.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpu/cuda_api.h"
 #include "gpu/cudnn_api.h"
+#include "gpu/numeric.h"
 #include "gpu/verify.h"
 
 namespace dlenv::verify_detail {
@@ -73,6 +77,30 @@ struct StepError {
     CUresult rc_ = (call);                                \
     if (rc_ != kCudaSuccess) return StepError{rc_, what}; \
   } while (0)
+
+// Copies host floats to a new device buffer in the type's format.
+inline std::optional<StepError> upload(const CudaApi& api, DeviceBuffer& buf,
+                                       const std::vector<float>& v, DType t, const char* what) {
+  auto bytes = to_device_bytes(v, t);
+  CUresult e = api.cuMemAlloc(&buf.ptr, std::max<size_t>(bytes.size(), 1));
+  if (e != kCudaSuccess) return StepError{e, std::string("cuMemAlloc ") + what};
+  e = api.cuMemcpyHtoD(buf.ptr, bytes.data(), bytes.size());
+  if (e != kCudaSuccess) return StepError{e, std::string("cuMemcpyHtoD ") + what};
+  return std::nullopt;
+}
+
+inline std::optional<StepError> download(const CudaApi& api, const DeviceBuffer& buf, size_t bytes,
+                                         std::vector<uint8_t>& out, const char* what) {
+  out.resize(bytes);
+  CUresult e = api.cuMemcpyDtoH(out.data(), buf.ptr, bytes);
+  if (e != kCudaSuccess) return StepError{e, std::string("cuMemcpyDtoH ") + what};
+  return std::nullopt;
+}
+
+// Bytes per element of a device buffer of type `t`.
+inline size_t elem_size(DType t) {
+  return t == DType::fp8 ? 1 : t == DType::fp16 || t == DType::bf16 ? 2 : 4;
+}
 
 // Times `iterations` runs of `op` between two events on the default stream.
 template <class Op>

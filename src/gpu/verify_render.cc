@@ -62,6 +62,47 @@ nlohmann::ordered_json check_json(const CheckResult& c) {
           {"ok", c.ok()}};
 }
 
+std::string opt_count(const std::optional<uint64_t>& v) {
+  return v ? std::to_string(*v) : std::string("?");
+}
+
+// "compute mode default, 0 other processes, ECC on: 0 uncorrected / 0 corrected (run: +0/+0)".
+std::string health_text(const GpuHealth& b, const std::optional<GpuHealth>& a) {
+  std::string s = "compute mode " + (b.compute_mode.empty() ? std::string("?") : b.compute_mode);
+  if (b.compute_processes) s += ", " + std::to_string(*b.compute_processes) + " other process(es)";
+  if (!b.ecc_enabled) {
+    s += ", ECC ?";
+  } else if (!*b.ecc_enabled) {
+    s += ", ECC off";
+  } else {
+    s += ", ECC on: " + opt_count(b.ecc_uncorrected_volatile) + " uncorrected / " +
+         opt_count(b.ecc_corrected_volatile) + " corrected since the driver loaded";
+    if (a && a->ecc_uncorrected_volatile && b.ecc_uncorrected_volatile &&
+        a->ecc_corrected_volatile && b.ecc_corrected_volatile) {
+      s += " (this run: +" +
+           std::to_string(*a->ecc_uncorrected_volatile - *b.ecc_uncorrected_volatile) + "/+" +
+           std::to_string(*a->ecc_corrected_volatile - *b.ecc_corrected_volatile) + ")";
+    }
+  }
+  if (b.remap_pending.value_or(false)) s += ", row remap pending";
+  return s;
+}
+
+nlohmann::ordered_json health_json(const GpuHealth& h) {
+  auto opt = [](const auto& v) -> nlohmann::ordered_json {
+    if (v) return *v;
+    return nullptr;
+  };
+  return {{"compute_mode", h.compute_mode},
+          {"compute_processes", opt(h.compute_processes)},
+          {"ecc_enabled", opt(h.ecc_enabled)},
+          {"ecc_uncorrected_volatile", opt(h.ecc_uncorrected_volatile)},
+          {"ecc_corrected_volatile", opt(h.ecc_corrected_volatile)},
+          {"remap_pending", opt(h.remap_pending)},
+          {"remap_failed", opt(h.remap_failed)},
+          {"source", h.source}};
+}
+
 }  // namespace
 
 std::string render_verify_text(const VerifyResult& r) {
@@ -84,6 +125,7 @@ std::string render_verify_text(const VerifyResult& r) {
   for (const auto& d : r.devices) {
     s += "\nGPU " + std::to_string(d.index) + ": " + d.name + "  cc " + d.compute_capability.str() +
          "  " + human_bytes(d.memory_bytes) + "  context " + num(d.context_ms, 1) + " ms\n";
+    if (d.health_before) s += "  health    " + health_text(*d.health_before, d.health_after) + "\n";
     for (const auto& b : d.bandwidth) {
       s += "  copy " + b.name + std::string(b.name.size() < 24 ? 24 - b.name.size() : 1, ' ');
       if (!b.error.empty()) {
@@ -95,9 +137,14 @@ std::string render_verify_text(const VerifyResult& r) {
       s += "\n";
     }
     for (const auto& g : d.gemm) {
-      std::string label =
-          std::string("  GEMM ") + dtype_name(g.type) + " " + std::to_string(g.m) + "³";
+      std::string label = std::string("  GEMM ") + dtype_name(g.type) +
+                          (g.out_type != g.type ? std::string("→") + dtype_name(g.out_type) : "") +
+                          " " + std::to_string(g.m) + "³";
       s += label + std::string(label.size() < 23 ? 23 - label.size() : 1, ' ');
+      if (!g.skipped.empty()) {
+        s += "skipped: " + g.skipped + "\n";
+        continue;
+      }
       if (!g.error.empty()) {
         s += "FAILED: " + g.error + "\n";
         continue;
@@ -157,7 +204,10 @@ std::string render_verify_json(const VerifyResult& r) {
     dj["name"] = d.name;
     dj["compute_capability"] = d.compute_capability.str();
     dj["memory_bytes"] = d.memory_bytes;
+    dj["pci_bus_id"] = d.pci_bus_id;
     dj["context_ms"] = d.context_ms;
+    dj["health_before"] = d.health_before ? health_json(*d.health_before) : nullptr;
+    dj["health_after"] = d.health_after ? health_json(*d.health_after) : nullptr;
     dj["bandwidth"] = nlohmann::ordered_json::array();
     for (const auto& b : d.bandwidth) {
       dj["bandwidth"].push_back({{"name", b.name},
@@ -171,6 +221,9 @@ std::string render_verify_json(const VerifyResult& r) {
     dj["gemm"] = nlohmann::ordered_json::array();
     for (const auto& g : d.gemm) {
       dj["gemm"].push_back({{"dtype", dtype_name(g.type)},
+                            {"out_dtype", dtype_name(g.out_type)},
+                            {"library", g.library},
+                            {"skipped", g.skipped},
                             {"m", g.m},
                             {"n", g.n},
                             {"k", g.k},

@@ -14,6 +14,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
+bool has_problem(const VerifyResult& r, const std::string& id, const std::string& text = "") {
+  for (const auto& p : r.problems) {
+    if (p.id == id && p.text.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
 class FakeGpu : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -24,13 +31,13 @@ class FakeGpu : public ::testing::Test {
     std::string src = std::string(DLENV_SOURCE_DIR) + "/tests/fixtures/fake_cuda_compute.c";
     auto build = [&](const std::string& def, const std::string& out, const std::string& soname) {
       auto r = run_process({DLENV_CXX_COMPILER, "-x", "c", "-shared", "-fPIC", "-O1", def,
-                            "-Wl,-soname," + soname, "-o", dir_ + "/" + out, src});
+                            "-Wl,-soname," + soname, "-o", dir_ + "/" + out, src, "-lm"});
       ASSERT_TRUE(r) << r.error().message;
       ASSERT_EQ(r->exit_code, 0) << r->err;
     };
     build("-DFAKE_CUDA", "libcuda.so.1", "libcuda.so.1");
     build("-DFAKE_CUBLAS", "libcublas.so.13", "libcublas.so.13");
-    build("-DFAKE_NOTHING", "libcublasLt.so.13", "libcublasLt.so.13");
+    build("-DFAKE_CUBLASLT", "libcublasLt.so.13", "libcublasLt.so.13");
     std::string dnn_src = std::string(DLENV_SOURCE_DIR) + "/tests/fixtures/fake_cudnn.c";
     auto r =
         run_process({DLENV_CXX_COMPILER, "-x", "c", "-shared", "-fPIC", "-O2",
@@ -73,7 +80,7 @@ TEST_F(FakeGpu, CorrectFp32AndTf32ResultsPassAndUnsupportedTypesAreNamed) {
     EXPECT_TRUE(b.error.empty()) << b.name << ": " << b.error;
     EXPECT_GT(b.gbs, 0) << b.name;
   }
-  ASSERT_EQ(d.gemm.size(), 4u);
+  ASSERT_EQ(d.gemm.size(), 5u);
   for (int i : {0, 1}) {
     EXPECT_TRUE(d.gemm[i].error.empty()) << d.gemm[i].error;
     EXPECT_TRUE(d.gemm[i].small_check.ok()) << d.gemm[i].small_check.first_bad;
@@ -83,6 +90,18 @@ TEST_F(FakeGpu, CorrectFp32AndTf32ResultsPassAndUnsupportedTypesAreNamed) {
   }
   for (int i : {2, 3})
     EXPECT_NE(d.gemm[i].error.find("CUBLAS_STATUS_NOT_SUPPORTED"), std::string::npos);
+  // fp8 runs through cuBLASLt ("TN" E4M3 inputs, bf16 output) and is checked like the rest.
+  const GemmResult& f8 = d.gemm[4];
+  EXPECT_EQ(f8.type, DType::fp8);
+  EXPECT_EQ(f8.out_type, DType::bf16);
+  EXPECT_EQ(f8.library, "cublasLtMatmul");
+  EXPECT_TRUE(f8.skipped.empty()) << f8.skipped;
+  EXPECT_TRUE(f8.error.empty()) << f8.error;
+  EXPECT_TRUE(f8.small_check.ok()) << f8.small_check.first_bad;
+  EXPECT_EQ(f8.small_check.checked, 192u * 160u);
+  EXPECT_TRUE(f8.large_check.ok()) << f8.large_check.first_bad;
+  EXPECT_GT(f8.tflops, 0);
+  EXPECT_EQ(d.pci_bus_id, "0000:3B:00.0");
   EXPECT_GT(r.cpu_gemm_gflops, 0);
   // JSON and text render every part.
   EXPECT_NE(render_verify_json(r).find("\"dlenv.verify/1\""), std::string::npos);
@@ -97,6 +116,9 @@ TEST_F(FakeGpu, WrongResultsAreAnErrorNotANumber) {
   EXPECT_TRUE(wrong);
   ASSERT_EQ(r.devices.size(), 1u);
   EXPECT_FALSE(r.devices[0].gemm[0].small_check.ok());
+  ASSERT_EQ(r.devices[0].gemm.size(), 5u);
+  EXPECT_FALSE(r.devices[0].gemm[4].small_check.ok());  // a wrong fp8 element is caught too
+  EXPECT_TRUE(has_problem(r, "verify-wrong-result", "GEMM fp8"));
   setenv("FAKE_MODE", "ok", 1);
 }
 
@@ -109,13 +131,6 @@ TEST_F(FakeGpu, NoDeviceIsACleanNoGpuResult) {
   EXPECT_NE(r.problems[0].text.find("CUDA_ERROR_NO_DEVICE"), std::string::npos)
       << r.problems[0].text;
   setenv("FAKE_MODE", "ok", 1);
-}
-
-bool has_problem(const VerifyResult& r, const std::string& id, const std::string& text = "") {
-  for (const auto& p : r.problems) {
-    if (p.id == id && p.text.find(text) != std::string::npos) return true;
-  }
-  return false;
 }
 
 TEST_F(FakeGpu, CudnnConvolutionsActivationsAndRnnsRunAndAreChecked) {
@@ -236,6 +251,98 @@ TEST_F(FakeGpu, MissingRequiredSymbolIsNamed) {
   VerifyResult r = run_verify(o);
   ASSERT_FALSE(r.problems.empty());
   EXPECT_NE(r.problems[0].text.find("cuInit"), std::string::npos) << r.problems[0].text;
+}
+
+}  // namespace
+}  // namespace dlenv
+
+namespace dlenv {
+namespace {
+
+TEST_F(FakeGpu, Fp8IsSkippedBeforeSm89AndAMissingAlgorithmIsAnError) {
+  setenv("FAKE_MODE", "ampere", 1);
+  VerifyResult r = run_verify(options());
+  ASSERT_EQ(r.devices.size(), 1u);
+  ASSERT_EQ(r.devices[0].gemm.size(), 5u);
+  const GemmResult& f8 = r.devices[0].gemm[4];
+  EXPECT_NE(f8.skipped.find("compute capability 8.9"), std::string::npos) << f8.skipped;
+  EXPECT_FALSE(has_problem(r, "verify-cuda-error", "fp8"));  // skipped is not a failure
+  EXPECT_NE(render_verify_text(r).find("GEMM fp8→bf16"), std::string::npos);
+  EXPECT_NE(render_verify_text(r).find("skipped: FP8 tensor cores need"), std::string::npos);
+
+  setenv("FAKE_MODE", "nofp8", 1);
+  r = run_verify(options());
+  ASSERT_EQ(r.devices.size(), 1u);
+  const GemmResult& g = r.devices[0].gemm[4];
+  EXPECT_NE(g.error.find("cublasLtMatmulAlgoGetHeuristic: CUBLAS_STATUS_NOT_SUPPORTED"),
+            std::string::npos)
+      << g.error;
+  EXPECT_TRUE(has_problem(r, "verify-cuda-error", "GEMM fp8"));
+  setenv("FAKE_MODE", "ok", 1);
+}
+
+TEST_F(FakeGpu, NvmlHealthBeforeAndAfterTheRun) {
+  setenv("FAKE_MODE", "ok", 1);
+  VerifyOptions o = options();
+  o.skip_dnn = true;
+  int calls = 0;
+  std::string seen_bus;
+  o.health = [&](const std::string& bus, int index) -> std::optional<GpuHealth> {
+    seen_bus = bus;
+    EXPECT_EQ(index, 0);
+    GpuHealth h;
+    h.compute_mode = "default";
+    h.compute_processes = 0;
+    h.ecc_enabled = true;
+    h.ecc_uncorrected_volatile = calls == 0 ? 0u : 2u;  // two new during the run
+    h.ecc_corrected_volatile = calls == 0 ? 5u : 5u;
+    h.remap_pending = false;
+    h.source = "NVML (fake)";
+    ++calls;
+    return h;
+  };
+  VerifyResult r = run_verify(o);
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(seen_bus, "0000:3B:00.0");
+  EXPECT_TRUE(has_problem(r, "verify-ecc-errors", "2 new uncorrectable ECC error(s)"));
+  ASSERT_EQ(r.devices.size(), 1u);
+  EXPECT_TRUE(r.devices[0].health_after.has_value());
+  EXPECT_NE(render_verify_text(r).find("(this run: +2/+0)"), std::string::npos)
+      << render_verify_text(r);
+  EXPECT_NE(render_verify_json(r).find("\"ecc_uncorrected_volatile\": 2"), std::string::npos);
+
+  // A clean GPU: no health problem at all.
+  calls = 0;
+  o.health = [&](const std::string&, int) -> std::optional<GpuHealth> {
+    GpuHealth h;
+    h.compute_mode = "default";
+    h.ecc_enabled = true;
+    h.ecc_uncorrected_volatile = 0u;
+    h.ecc_corrected_volatile = 0u;
+    ++calls;
+    return h;
+  };
+  r = run_verify(o);
+  EXPECT_EQ(calls, 2);
+  EXPECT_FALSE(has_problem(r, "verify-ecc-errors"));
+  EXPECT_FALSE(has_problem(r, "exclusive-compute-mode-busy"));
+}
+
+TEST_F(FakeGpu, ExclusiveModeHeldByAnotherProcessIsNamedBeforeTheContextFails) {
+  setenv("FAKE_MODE", "exclusive", 1);
+  VerifyOptions o = options();
+  o.health = [](const std::string&, int) -> std::optional<GpuHealth> {
+    GpuHealth h;
+    h.compute_mode = "exclusive-process";
+    h.compute_processes = 1;
+    h.source = "NVML (fake)";
+    return h;
+  };
+  VerifyResult r = run_verify(o);
+  EXPECT_TRUE(has_problem(r, "exclusive-compute-mode-busy", "1 process(es) already hold it"));
+  // The context failure itself (CUDA error 46) maps to the same id.
+  EXPECT_TRUE(has_problem(r, "exclusive-compute-mode-busy", "context"));
+  setenv("FAKE_MODE", "ok", 1);
 }
 
 }  // namespace

@@ -17,6 +17,16 @@ const std::vector<Rule>& verify_rules() {
         "update the driver; rerun `dlenv verify --full`. A repeatable wrong result on one GPU only "
         "points at the hardware."},
        nullptr},
+      {{"verify-ecc-errors", "gpu", Severity::error,
+        "The GPU reports ECC errors or pending memory repairs (dlenv verify)",
+        "`dlenv verify` reads NVML before and after its work on each GPU: uncorrectable ECC "
+        "errors counted since the driver loaded, new ones during the run (results from that GPU "
+        "cannot be trusted), corrected errors that rise, and row remappings that wait for a GPU "
+        "reset or that failed (the memory has a fault it could not retire).",
+        "Check `nvidia-smi -q -d ECC,ROW_REMAPPER` and the kernel log for Xid 48/63/64/94/95; "
+        "reset the GPU when idle (`nvidia-smi -i N -r` as root) or reboot; a GPU whose "
+        "uncorrectable count keeps rising, or with a failed remapping, needs service."},
+       nullptr},
       {{"verify-cuda-error", "gpu", Severity::error, "A CUDA call failed during dlenv verify",
         "A CUDA driver API or cuBLAS call returned an error that has no more specific finding. "
         "The message names the call and the CUDA error.",
