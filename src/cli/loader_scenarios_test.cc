@@ -13,6 +13,7 @@
 #include "binfmt/pe_test_builder.h"
 #include "binfmt/test_builders.h"
 #include "cli/cli_test_support.h"
+#include "kb/kb.h"
 
 namespace dlenv {
 namespace {
@@ -144,7 +145,8 @@ TEST(LoaderScenario, PreloadedLibcudaStubIsReported) {
   etc.so(kLinuxLib, "libcuda.so.580.95.05", "libcuda.so.1");
   etc.so("/usr/local/cuda-13.0/lib64/stubs", "libcuda.so", "libcuda.so.1");
   etc.file("/etc/ld.so.preload", "# site\n/usr/local/cuda-13.0/lib64/stubs/libcuda.so\n");
-  const json* g = finding(etc.doctor(Os::linux), "libcuda-stub-loaded");
+  const json je = etc.doctor(Os::linux);
+  const json* g = finding(je, "libcuda-stub-loaded");
   ASSERT_NE(g, nullptr);
   EXPECT_NE(text((*g)["fix"]).find("/etc/ld.so.preload"), std::string::npos) << g->dump(2);
 }
@@ -230,7 +232,8 @@ TEST(LoaderScenario, CudnnSublibraryAbsentIsMissingAndOneResolvedElsewhereIsNot)
   Tree t;
   t.cudnn("/opt/cudnn9/lib", "9.1.0", true, "libcudnn_cnn.so.9");
   t.env("CUDNN_HOME=/opt/cudnn9\n");
-  const json* f = finding(t.doctor(Os::linux), "cudnn-sublibrary-missing");
+  const json j = t.doctor(Os::linux);
+  const json* f = finding(j, "cudnn-sublibrary-missing");
   ASSERT_NE(f, nullptr);
   EXPECT_NE(text((*f)["evidence"]).find("missing: libcudnn_cnn.so.9"), std::string::npos)
       << f->dump(2);
@@ -335,7 +338,7 @@ TEST(LoaderScenario, WindowsCudnnMainAndSubDllsFromDifferentReleasesIs127) {
   EXPECT_FALSE(ids(k).count("win-cudnn-mixed-versions-127")) << k["findings"].dump(2);
 }
 
-// ctranslate2's extension module needs cuBLAS/cuDNN DLLs that only the CUDA toolkit on
+// ctranslate2's extension module needs cuBLAS DLLs that only the CUDA toolkit on
 // PATH has: Python 3.10 does not search PATH for them.
 void ct2(Tree& t, bool bundled) {
   cuda118(t, kTk + "/bin");
@@ -348,11 +351,10 @@ void ct2(Tree& t, bool bundled) {
   const std::string pkg = site + "/ctranslate2";
   t.dll(pkg + "/_ext.cp310-win_amd64.pyd", {3, 24, 0, 0},
         {{"python310.dll", {"f"}}, {"ctranslate2.dll", {"f"}}});
-  t.dll(pkg + "/ctranslate2.dll", {3, 24, 0, 0},
-        {{"cublas64_11.dll", {"f"}}, {"cudnn64_8.dll", {"f"}}}, {"f"});
-  if (bundled) {
+  t.dll(pkg + "/ctranslate2.dll", {3, 24, 0, 0}, {{"cublas64_11.dll", {"f"}}}, {"f"});
+  if (bundled) {  // cuBLAS and the cuBLASLt it loads at run time
     t.dll(pkg + "/cublas64_11.dll", {6, 14, 11, 11080}, {}, {"f"});
-    t.dll(pkg + "/cudnn64_8.dll", {8, 9, 7, 29}, {}, {"f"});
+    t.dll(pkg + "/cublasLt64_11.dll", {6, 14, 11, 11080}, {}, {"f"});
   }
   t.env("PATH=" + kTkWin + "\\bin;C:\\Python310;C:\\Windows\\system32\nSystemRoot=C:\\Windows\n");
 }

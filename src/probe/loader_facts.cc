@@ -286,7 +286,7 @@ std::optional<FrameworkDirs> framework_dirs(const ProbeContext& ctx, const Pytho
         if (!root.empty()) d.user_dirs.push_back(path_join(root, "bin"));
       }
     }
-    if (auto lb = win_find(ctx.fs, path_join(e.prefix, "Library/bin"));
+    if (auto lb = win_find(ctx.fs, path_join(win_logical(ctx, e.prefix), "Library/bin"));
         lb && (fw.name == "torch" || e.kind == "conda")) {
       d.user_dirs.push_back(*lb);
     }
@@ -350,7 +350,7 @@ void windows_contexts(const ProbeContext& ctx, const Facts& f, LoaderFacts& out)
   uint16_t machine = 0;  // the process's: x64 unless the first Python is 32-bit
   for (const auto& e : f.python) {
     if (e.interpreter) {
-      app_dir = path_dirname(*e.interpreter);
+      app_dir = path_dirname(win_logical(ctx, *e.interpreter));
       machine = python_machine(e);
       break;
     }
@@ -387,7 +387,7 @@ void windows_contexts(const ProbeContext& ctx, const Facts& f, LoaderFacts& out)
       if (!dirs) continue;
       for (const auto& pyd : extension_modules(ctx.fs, dirs->package_dir)) {
         WindowsLoaderSettings ws = base;
-        ws.app_dir = path_dirname(*e.interpreter);
+        ws.app_dir = path_dirname(win_logical(ctx, *e.interpreter));
         ws.machine = python_machine(e);
         ws.user_dirs = dirs->user_dirs;
         ws.flags = kLoadLibrarySearchDefaultDirs | kLoadLibrarySearchDllLoadDir;
