@@ -462,6 +462,21 @@ std::vector<std::string> explain_windows_load_failure(const LoadTree& tree,
   return out;
 }
 
+std::vector<std::string> windows_import_errors(const LoadTree& tree) {
+  std::vector<std::string> out;
+  for (const auto& ob : tree.objects) {
+    if (ob.delay_load || ob.same_as != -1 || !ob.path) continue;
+    const std::string who = path_basename(*ob.path);
+    for (const auto& [fn, from] : ob.missing_imports) {
+      out.push_back(fmt::format(
+          "on Windows this load fails with error 127: {} imports {} from {}, which does not "
+          "export it",
+          who, fn, from));
+    }
+  }
+  return out;
+}
+
 int run_load(const LoadOptions& o, std::ostream& out, std::ostream& err) {
   if (o.target.empty()) {
     err << "dlenv load: give a library name or path, e.g. `dlenv load libcudnn.so.9`\n";
@@ -491,6 +506,21 @@ int run_load(const LoadOptions& o, std::ostream& out, std::ostream& err) {
         j["version"] = v->version;
         j["version_call"] = v->call;
       }
+      // Windows: LoadLibrary succeeded, but under Wine an imported function that the DLL
+      // found does not export is bound to a stub instead of failing with 127, so the import
+      // tables are checked against the exports (the loader model's walk of the same load).
+      std::vector<std::string> import_errors;
+      if (os == Os::windows) {
+        if (auto setup = make_deps_setup("", o.env_file)) {
+          DepsOptions d;
+          auto ws = windows_settings_for(*setup, d);
+          ws.companions = false;
+          if (auto tree = model_windows_load(*setup->fs, *setup->kb, o.target, ws)) {
+            import_errors = windows_import_errors(*tree);
+          }
+        }
+        if (!import_errors.empty()) j["import_errors"] = import_errors;
+      }
       if (o.json) {
         out << j.dump(2) << "\n";
       } else {
@@ -500,8 +530,13 @@ int run_load(const LoadOptions& o, std::ostream& out, std::ostream& err) {
         } else {
           out << "  version  no version call known for this library\n";
         }
+        for (const auto& e : import_errors) out << "  error    " << e << "\n";
+        if (!import_errors.empty()) {
+          out << "  (this LoadLibrary succeeded only because the loader here binds a missing "
+                 "import to a stub, as Wine does; the first call of it would fail)\n";
+        }
       }
-      return kExitOk;
+      return import_errors.empty() ? kExitOk : kExitFindings;
     }
     error_text = lib.error().message;
     j["error"] = error_text;

@@ -51,4 +51,11 @@ int run_load(const LoadOptions& options, std::ostream& out, std::ostream& err);
 std::vector<std::string> explain_windows_load_failure(const LoadTree& tree,
                                                       const std::string& target, int code);
 
+// Windows: one sentence per imported function that a DLL of the walk imports (at load
+// time, not delay-loaded) from a DLL that does not export it: "on Windows this load fails
+// with error 127: X.dll imports Foo from Y.dll, which does not export it". `dlenv load`
+// asserts them after a LoadLibrary that succeeded, because Wine binds such an import to a
+// stub (the call fails later) where Windows refuses the load.
+std::vector<std::string> windows_import_errors(const LoadTree& tree);
+
 }  // namespace dlenv

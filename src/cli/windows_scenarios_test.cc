@@ -14,6 +14,11 @@
 
 #include "binfmt/pe_test_builder.h"
 #include "cli/cli_test_support.h"
+#include "cli/deps.h"
+#include "cli/report_schema_test_support.h"
+#include "kb/kb.h"
+#include "platform/filesystem.h"
+#include "probe/loader_model_win.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -519,6 +524,141 @@ TEST(WindowsScenario, BrokenMachineGolden) {
     ss << in.rdbuf();
     EXPECT_EQ(ss.str(), out) << "golden windows/broken.txt differs (DLENV_UPDATE_GOLDENS=1)";
   }
+}
+
+// dlenv.report/1 is one schema: the same checks (report_schema_test_support.h) hold for a
+// Windows report and a Linux one, here from --root trees (on Linux and under Wine); the
+// live dlenv.exe's report under Wine gets them in windows_live_win32_test.cc.
+TEST(WindowsScenario, JsonReportHasTheSameSchemaAsLinux) {
+  WinRoot s;
+  healthy(s);
+  const json w = s.doctor_json();
+  ASSERT_TRUE(w.contains("windows")) << w.dump(1);
+  auto problems = testing::report_schema_problems(w);
+  EXPECT_TRUE(problems.empty()) << join(problems, "\n");
+  WinRoot linux_tree;  // a Linux root with nothing in it: every fact says why it is missing
+  linux_tree.file("/etc/os-release", "PRETTY_NAME=\"Debian GNU/Linux 12\"\n");
+  CliRun lin = run_cli({"doctor", "--root", linux_tree.root().string(), "--os", "linux", "--json"});
+  const json l = json::parse(lin.out, nullptr, false);
+  ASSERT_FALSE(l.is_discarded()) << lin.out << lin.err;
+  EXPECT_FALSE(l.contains("windows"));
+  problems = testing::report_schema_problems(l);
+  EXPECT_TRUE(problems.empty()) << join(problems, "\n");
+  // The checks do catch a broken report.
+  json broken = w;
+  broken["summary"]["errors"] = 99;
+  broken["host"]["os"] = {{"status", "lost"}, {"source", ""}};
+  broken.erase("timing_ms");
+  EXPECT_EQ(testing::report_schema_problems(broken).size(), 1u);  // timing_ms missing
+  broken["timing_ms"] = json::object();
+  EXPECT_EQ(testing::report_schema_problems(broken).size(), 3u)
+      << join(testing::report_schema_problems(broken), "\n");
+}
+
+// Every string of a JSON value that is a Windows path with a drive letter and mixes '\'
+// with '/' ("C:\Python311/Lib/site-packages").
+void mixed_separators(const json& v, std::vector<std::string>& out) {
+  if (v.is_string()) {
+    const std::string t = v.get<std::string>();
+    if (t.size() > 2 && t[1] == ':' && t.find('\\') != std::string::npos &&
+        t.find('/') != std::string::npos) {
+      out.push_back(t);
+    }
+  } else if (v.is_structured()) {
+    for (const auto& x : v) mixed_separators(x, out);
+  }
+}
+
+// A Python found through PATH ("C:\Python311") is reported with Windows separators
+// throughout: interpreter, site-packages, the files frameworks were read from, findings.
+TEST(WindowsScenario, PythonPathsUseTheWindowsSeparator) {
+  WinRoot s;
+  s.driver().msvc();
+  s.toolkit("11.8.0");
+  std::string site = s.python("/Python311", "311");
+  s.torch(site, "2.1.2+cu121", "12.1");
+  s.env("PATH=C:\\Python311;" +
+        std::string("C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8\\bin") +
+        ";C:\\Windows\\system32\nSystemRoot=C:\\Windows\n");
+  const json j = s.doctor_json();
+  ASSERT_FALSE(j["python"].empty()) << j.dump(1);
+  EXPECT_EQ(j["python"][0]["interpreter"], "C:\\Python311\\python.exe") << j["python"].dump(1);
+  EXPECT_NE(j["python"][0].dump().find("C:\\\\Python311\\\\Lib\\\\site-packages"),
+            std::string::npos)
+      << j["python"].dump(1);
+  std::vector<std::string> mixed;
+  mixed_separators(j, mixed);
+  EXPECT_TRUE(mixed.empty()) << join(mixed, "\n");
+  CliRun text = s.doctor({"--no-color"});
+  EXPECT_EQ(text.out.find("C:\\Python311/"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("C:\\Python311\\Lib\\site-packages"), std::string::npos) << text.out;
+}
+
+// What `dlenv load` asserts after a LoadLibrary that succeeded (Wine stubs a missing
+// import where Windows fails with 127): each imported function the chosen DLL does not
+// export, naming both DLLs; a delay-loaded import fails only when called, so it is left out.
+TEST(WindowsLoad127, ImportErrorsNameTheFunctionAndBothDlls) {
+  WinRoot r;
+  auto put = [&](const std::string& logical, const testbuild::PeSpec& spec) {
+    const auto img = testbuild::build_pe(spec);
+    r.file(logical, std::string(reinterpret_cast<const char*>(img.bytes.data()), img.bytes.size()));
+  };
+  testbuild::PeSpec lt;
+  lt.export_name = "cublasLt64_11.dll";
+  lt.exports = {{"cublasLtCreate", ""}};
+  put("/cudnn/bin/cublasLt64_11.dll", lt);
+  testbuild::PeSpec ops;
+  ops.imports = {{"cublasLt64_11.dll", {"cublasLtCreate", "cublasLtMatmulAlgoGetHeuristic"}}};
+  ops.delay_imports = {{"cublasLt64_11.dll", {"cublasLtLoggerSetFile"}}};
+  put("/cudnn/bin/cudnn_ops_infer64_8.dll", ops);
+  auto fs = make_rooted_filesystem(r.root().string());
+  auto kb = Kb::load_embedded();
+  ASSERT_TRUE(kb);
+  WindowsLoaderSettings ws;
+  ws.path = {"/cudnn/bin"};
+  ws.companions = false;
+  auto tree = model_windows_load(*fs, **kb, "cudnn_ops_infer64_8.dll", ws);
+  ASSERT_TRUE(tree) << tree.error().message;
+  EXPECT_EQ(windows_import_errors(*tree),
+            (std::vector<std::string>{
+                "on Windows this load fails with error 127: cudnn_ops_infer64_8.dll imports "
+                "cublasLtMatmulAlgoGetHeuristic from cublasLt64_11.dll, which does not export "
+                "it"}));
+  lt.exports.push_back({"cublasLtMatmulAlgoGetHeuristic", ""});  // the newer cuBLASLt
+  put("/cudnn/bin/cublasLt64_11.dll", lt);
+  auto fixed = model_windows_load(*fs, **kb, "cudnn_ops_infer64_8.dll", ws);
+  ASSERT_TRUE(fixed);
+  EXPECT_TRUE(windows_import_errors(*fixed).empty());
+}
+
+// CLI11 reads "/x" as a Windows-style option on Windows unless told not to (cli.cc turns
+// that off): a POSIX-style path as the command's argument and as an option's value must
+// reach the command, in dlenv.exe as on Linux. Under Wine the root is given as "/work/...",
+// a path on the current drive.
+TEST(WindowsCli, SlashPathsAreArgumentsNotOptions) {
+  WinRoot r;
+  r.dll("/p/good.dll", {1, 2, 3, 4});
+  std::string root = r.root().generic_string();
+  if (root.size() > 2 && root[1] == ':') {
+    if (fs::current_path().root_name() != r.root().root_name()) {
+      GTEST_SKIP() << "the test folder is not on the current drive: " << root;
+    }
+    root = root.substr(2);
+  }
+  ASSERT_EQ(root.front(), '/') << root;
+  CliRun run = run_cli({"deps", "/p/good.dll", "--root", root, "--os", "windows", "--json"});
+  ASSERT_EQ(run.code, 0) << run.out << run.err;
+  const json j = json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << run.out;
+  EXPECT_NE(run.out.find("good.dll"), std::string::npos) << run.out;
+  // The same with the "=" form and the option first.
+  CliRun eq = run_cli({"deps", "--root=" + root, "--os", "windows", "/p/good.dll"});
+  EXPECT_EQ(eq.code, 0) << eq.out << eq.err;
+  // A slash word that is no path of the tree is still an argument: "not found", not "unknown
+  // option".
+  CliRun absent = run_cli({"deps", "/p/absent.dll", "--root", root, "--os", "windows"});
+  EXPECT_EQ(absent.code, 2);
+  EXPECT_EQ((absent.out + absent.err).find("not expected"), std::string::npos) << absent.err;
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "binfmt/elf.h"
@@ -101,8 +102,12 @@ struct LoadedObject {
   std::string version;  // from the real file name (libcudnn_ops.so.9.1.0 -> "9.1.0")
   // Flags.
   bool missing = false;
-  bool wrong_class = false;                   // only wrong-class/machine copies exist
-  std::vector<std::string> missing_symbols;   // undefined, non-weak, defined nowhere loaded
+  bool wrong_class = false;                  // only wrong-class/machine copies exist
+  std::vector<std::string> missing_symbols;  // undefined, non-weak, defined nowhere loaded
+  // Windows: each imported function the chosen DLL does not export (LoadLibrary error 127),
+  // as {function ("name" or "ordinal N"), the DLL it is imported from}; forwarders that lead
+  // nowhere are listed with the DLL the import names.
+  std::vector<std::pair<std::string, std::string>> missing_imports;
   std::vector<std::string> missing_versions;  // "GLIBC_2.38 from libc.so.6"
   std::string family_mismatch;
   std::string problem;  // the explanation with the fix, when something is wrong

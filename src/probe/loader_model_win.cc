@@ -552,6 +552,7 @@ class WinModeler {
       auto& o = tree_.objects[i];
       if (!o.pe || o.same_as != -1) continue;
       std::vector<std::string> missing;
+      std::vector<std::pair<std::string, std::string>> missing_imports;
       for (const auto* list : {&o.pe->imports, &o.pe->delay_imports}) {
         for (const auto& imp : *list) {
           auto t = target_of(static_cast<int>(i), imp.dll);
@@ -561,6 +562,9 @@ class WinModeler {
           for (const auto& fn : imp.functions) {
             if (auto why = missing_export(*to.pe, path_basename(*to.path), fn, 0)) {
               missing.push_back(*why);
+              if (list == &o.pe->imports)  // delay-loaded ones fail at the first call
+                missing_imports.emplace_back(fn.starts_with("#") ? "ordinal " + fn.substr(1) : fn,
+                                             path_basename(*to.path));
             }
           }
         }
@@ -568,6 +572,7 @@ class WinModeler {
       auto& o2 = tree_.objects[i];
       if (missing.empty()) continue;
       o2.missing_symbols = missing;
+      o2.missing_imports = std::move(missing_imports);
       std::vector<std::string> shown(
           missing.begin(),
           missing.begin() + static_cast<ptrdiff_t>(std::min(missing.size(), kMaxListed)));

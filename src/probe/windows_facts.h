@@ -39,6 +39,15 @@ struct WinResolved {
   std::vector<std::string> paths;  // every copy in search order; the first one wins
 };
 
+// A DLL of a cuDNN copy that imports a CUDA DLL (cuBLAS, cuBLASLt, cudart) found neither
+// beside it nor on the DLL search path (System32, the Windows folder, PATH): loading it
+// fails with error 126 (at the first convolution for a cuDNN 8 sub-library).
+struct WinMissingImport {
+  std::string dll;                  // the importing DLL (logical path)
+  std::string needs;                // the imported DLL, as its import table spells it
+  std::vector<std::string> copies;  // directories (logical) that hold a copy nonetheless
+};
+
 struct WindowsFacts {
   // Driver: System32\nvcuda.dll (the CUDA driver) and nvml.dll (System32, NVSMI).
   std::vector<WinFile> nvcuda;
@@ -65,6 +74,8 @@ struct WindowsFacts {
   std::vector<WinPathEntry> path;     // the process PATH
   std::vector<WinResolved> resolved;  // CUDA/cuDNN/runtime DLLs and nvcc.exe on the search path
   std::string system32;               // logical System32 directory
+  // CUDA DLLs that a cuDNN copy's DLLs import and the search path does not find.
+  std::vector<WinMissingImport> cudnn_missing_imports;
 
   // The PATH stored in the registry (what a new shell gets): user and machine.
   Fact<std::string> user_path;

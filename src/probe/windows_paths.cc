@@ -31,21 +31,29 @@ std::string win_logical(const ProbeContext& ctx, std::string_view windows_path) 
 
 std::optional<std::string> win_child(const FileSystem& fs, const std::string& dir,
                                      std::string_view name) {
+  // The spelling on disk, from the directory listing: on a case-insensitive file system
+  // (Windows, Wine) exists() also answers yes for "NVCUDA.DLL" when the file is nvcuda.dll,
+  // so the listing decides, an exact match first.
+  if (auto entries = fs.list_dir(dir)) {
+    std::optional<std::string> folded;
+    const std::string want = to_lower(name);
+    for (const auto& e : *entries) {
+      if (e.name == name) return path_join(dir, e.name);
+      if (!folded && to_lower(e.name) == want) folded = path_join(dir, e.name);
+    }
+    if (folded) return folded;
+  }
+  // A directory that cannot be listed (no permission to list, but to open): as given.
   std::string direct = path_join(dir, name);
   if (fs.exists(direct)) return direct;
-  auto entries = fs.list_dir(dir);
-  if (!entries) return std::nullopt;
-  std::string want = to_lower(name);
-  for (const auto& e : *entries) {
-    if (to_lower(e.name) == want) return path_join(dir, e.name);
-  }
   return std::nullopt;
 }
 
 std::optional<std::string> win_find(const FileSystem& fs, const std::string& logical) {
   if (logical.empty()) return std::nullopt;
-  if (fs.exists(logical)) return logical;
-  // Walk from the root (or the drive), matching each component case-insensitively.
+  // Walk from the root (or the drive), matching each component case-insensitively and
+  // keeping the spelling on disk (never the shortcut fs.exists(logical): on Windows it is
+  // true for any spelling, which would hand back the one asked for).
   std::string cur;
   std::string_view rest = logical;
   if (rest.size() >= 2 && rest[1] == ':') {
@@ -57,6 +65,7 @@ std::optional<std::string> win_find(const FileSystem& fs, const std::string& log
     return std::nullopt;
   }
   for (const auto& part : split(rest, '/')) {
+    if (part.empty()) continue;
     auto next = win_child(fs, cur, part);
     if (!next) return std::nullopt;
     cur = *next;

@@ -107,6 +107,47 @@ void probe_windows_runtime(const ProbeContext& ctx, const std::vector<ToolkitFac
   std::sort(win.resolved.begin(), win.resolved.end(),
             [](const WinResolved& a, const WinResolved& b) { return a.name < b.name; });
 
+  // The CUDA DLLs each cuDNN copy's DLLs import (cuBLAS, cuBLASLt, cudart): beside them or
+  // on the search path, else a missing import (error 126, with where copies are).
+  auto on_search_path = [&](const std::string& lower) {
+    auto it = std::find_if(win.resolved.begin(), win.resolved.end(),
+                           [&](const WinResolved& r) { return r.name == lower; });
+    return it != win.resolved.end() && !it->paths.empty();
+  };
+  std::vector<std::string> copy_dirs;  // where a missing DLL may be found nonetheless
+  for (const auto& t : toolkits) {
+    for (const auto& d : t.lib_dirs) copy_dirs.push_back(d);
+    copy_dirs.push_back(path_join(t.root, "bin"));
+  }
+  std::set<std::string> checked;
+  for (const auto& k : cudnn) {
+    if (!checked.insert(key_of(k.dir)).second) continue;
+    auto entries = fs.list_dir(k.dir);
+    if (!entries) continue;
+    std::set<std::string> beside;
+    for (const auto& e : *entries) beside.insert(to_lower(e.name));
+    for (const auto& e : *entries) {
+      const std::string n = to_lower(e.name);
+      if (!n.starts_with("cudnn") || !n.ends_with(".dll")) continue;
+      WinFile f = win_read_file(fs, path_join(k.dir, e.name), "cuDNN");
+      for (const auto& imp : f.imports) {
+        auto lib = ctx.kb.library_from_file_name(imp);
+        if (!lib ||
+            (lib->first != "cublas" && lib->first != "cublasLt" && lib->first != "cudart")) {
+          continue;
+        }
+        if (beside.count(imp) || on_search_path(imp)) continue;
+        WinMissingImport m{f.path, imp, {}};
+        std::set<std::string> seen;
+        for (const auto& d : copy_dirs) {
+          if (!seen.insert(key_of(d)).second || key_of(d) == key_of(k.dir)) continue;
+          if (win_child(fs, d, imp)) m.copies.push_back(d);
+        }
+        win.cudnn_missing_imports.push_back(std::move(m));
+      }
+    }
+  }
+
   // MSVC run time, OpenMP and zlibwapi copies: the search path, and beside each python.exe.
   std::set<std::string> recorded;
   auto record = [&](const std::string& path, const std::string& via) {

@@ -231,27 +231,74 @@ bool copy_on_search_path(const WindowsFacts& w, const CudnnCopy& k) {
   return false;
 }
 
+// The CUDA DLLs that copy `k`'s DLLs import and the search path does not find.
+std::vector<const WinMissingImport*> missing_imports_of(const WindowsFacts& w, const CudnnCopy& k) {
+  std::vector<const WinMissingImport*> out;
+  for (const auto& m : w.cudnn_missing_imports) {
+    if (to_lower(path_dirname(m.dll)) == to_lower(k.dir)) out.push_back(&m);
+  }
+  return out;
+}
+
+// A3: sub-libraries missing from the folder, or a CUDA DLL the cuDNN DLLs import
+// (cuBLASLt, cuBLAS, cudart) that the DLL search path cannot find.
 void cudnn_incomplete(const Ctx& c, Findings& out) {
   const WindowsFacts* w = win(c);
   if (!w) return;
   for (const auto& k : c.f.cudnn) {
-    if (k.sublibraries_missing.empty()) continue;
+    const auto imports = missing_imports_of(*w, k);
+    if (k.sublibraries_missing.empty() && imports.empty()) continue;
     bool v8 = k.major == 8;
-    Finding x = make(
-        v8 ? "win-cudnn8-sublibrary-missing" : "cudnn-sublibrary-missing", Severity::error, "cudnn",
-        "cuDNN " + std::to_string(k.major) + " in " + winpath(k.dir) + " is incomplete: " +
-            std::to_string(k.sublibraries_missing.size()) + " of its DLLs are missing");
-    x.evidence.push_back(ev("missing: " + join(k.sublibraries_missing, ", "), k.dir));
+    std::string title = "cuDNN " + std::to_string(k.major) + " in " + winpath(k.dir);
+    if (!k.sublibraries_missing.empty()) {
+      title += " is incomplete: " + std::to_string(k.sublibraries_missing.size()) +
+               " of its DLLs are missing";
+    } else {
+      std::set<std::string> names;
+      for (const auto* m : imports) names.insert(m->needs);
+      title += " cannot load: it needs " +
+               join(std::vector<std::string>(names.begin(), names.end()), ", ") +
+               ", which is not on the DLL search path (LoadLibrary error 126)";
+    }
+    Finding x = make(v8 ? "win-cudnn8-sublibrary-missing" : "cudnn-sublibrary-missing",
+                     Severity::error, "cudnn", title);
+    if (!k.sublibraries_missing.empty()) {
+      x.evidence.push_back(ev("missing: " + join(k.sublibraries_missing, ", "), k.dir));
+    }
     if (!k.sublibraries_present.empty()) {
       x.evidence.push_back(ev("present: " + join(k.sublibraries_present, ", "), k.dir));
+    }
+    for (const auto* m : imports) {
+      x.evidence.push_back(ev(path_basename(m->dll) + " imports " + m->needs +
+                                  ": not beside it, not in System32 and not on PATH",
+                              m->dll));
     }
     if (copy_on_search_path(*w, k)) {
       x.evidence.push_back(ev("this folder is on the DLL search path", k.dir));
     }
-    x.fix.push_back(ps("copy every cudnn*64_" + std::to_string(k.major) +
-                       ".dll from the bin folder of the same cuDNN archive into " + winpath(k.dir) +
-                       " (cudnn64_" + std::to_string(k.major) +
-                       ".dll loads the others by name at the first convolution)"));
+    if (!k.sublibraries_missing.empty()) {
+      x.fix.push_back(ps("copy every cudnn*64_" + std::to_string(k.major) +
+                         ".dll from the bin folder of the same cuDNN archive into " +
+                         winpath(k.dir) + " (cudnn64_" + std::to_string(k.major) +
+                         ".dll loads the others by name at the first convolution)"));
+    }
+    std::set<std::string> fixed;
+    for (const auto* m : imports) {
+      if (!fixed.insert(m->needs).second) continue;
+      if (!m->copies.empty()) {
+        x.fix.push_back(ps("copy " + m->needs + " from " + winpath(m->copies.front()) + " into " +
+                               winpath(k.dir) + ", or put " + winpath(m->copies.front()) +
+                               " on PATH; then open a new terminal",
+                           "Copy-Item '" + winpath(path_join(m->copies.front(), m->needs)) + "' '" +
+                               winpath(k.dir) + "'"));
+      } else {
+        x.fix.push_back(ps(m->needs +
+                           " is part of the CUDA toolkit this cuDNN was built for: "
+                           "reinstall (or repair) that toolkit's cuBLAS / runtime so that " +
+                           m->needs + " is in " + winpath(k.dir) +
+                           " or in a folder on PATH; then open a new terminal"));
+      }
+    }
     if (v8) {
       x.fix.push_back(ps("cuDNN 8.3 and later also need zlibwapi.dll (x64) on PATH"));
     }
@@ -570,6 +617,33 @@ void toolkit_order(const Ctx& c, Findings& out) {
                      " before the other CUDA folders in PATH (System Properties > Environment "
                      "Variables), or point CUDA_PATH at " +
                      winpath(bins.front()->toolkit_root) + "; then open a new terminal"));
+  // The exact edit for the current terminal: this PATH with CUDA_PATH's toolkit folders
+  // moved to where the first CUDA folder stands, everything else in its order.
+  std::vector<std::string> moved;
+  std::vector<std::string> rest;
+  size_t first_cuda = w->path.size();
+  for (size_t i = 0; i < w->path.size(); ++i) {
+    const auto& p = w->path[i];
+    if (!p.toolkit_root.empty() && first_cuda == w->path.size()) first_cuda = rest.size();
+    if (!p.toolkit_root.empty() && to_lower(p.toolkit_root) == to_lower(named->root)) {
+      moved.push_back(p.entry);
+    } else {
+      rest.push_back(p.entry);
+    }
+  }
+  if (!moved.empty() && first_cuda <= rest.size()) {
+    rest.insert(rest.begin() + static_cast<ptrdiff_t>(first_cuda), moved.begin(), moved.end());
+    const std::string path = join(rest, ";");
+    x.fix.push_back({"or, for this cmd.exe window only: the same PATH with " + join(moved, ";") +
+                         " first among the CUDA folders",
+                     "set \"PATH=" + path + "\"", "cmd"});
+    std::string quoted = path;
+    for (size_t q = 0; (q = quoted.find('\'', q)) != std::string::npos; q += 2) {
+      quoted.insert(q, "'");
+    }
+    x.fix.push_back(
+        {"or, for this PowerShell window only", "$env:Path = '" + quoted + "'", "powershell"});
+  }
   out.push_back(std::move(x));
 }
 
