@@ -179,6 +179,10 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
       "dlenv: diagnose the NVIDIA driver -> CUDA -> cuDNN -> framework stack.\n"
       "Run without a command for `dlenv doctor`.",
       "dlenv"};
+  // Under _WIN32 CLI11 reads "/x" as the option "x" (Windows style); dlenv's arguments are
+  // often POSIX paths (`deps /opt/x.so --root /srv/img`), so only - and -- start options.
+  // Subcommands copy this setting from the app when they are added.
+  app.allow_windows_style_options(false);
   app.set_version_flag("--version", std::string("dlenv ") + DLENV_VERSION);
   app.require_subcommand(0, 1);
 
