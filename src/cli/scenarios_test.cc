@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_test_support.h"
+#include "cli/scenario_support.h"
 #include "platform/process.h"
 #include "util/strings.h"
 
@@ -23,39 +24,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-class Sysroot : public testing::SysrootBase<Sysroot> {
+class Sysroot : public testing::LinuxSysroot<Sysroot> {
  public:
-  Sysroot() : SysrootBase("scenario") {}
-  // A real shared library with a SONAME and DT_NEEDED entries; the needed
-  // libraries must already exist in `link_dir` (logical) as files named lib<x>.so.
-  Sysroot& shared_lib(const std::string& logical, const std::string& soname,
-                      const std::vector<std::string>& needed = {},
-                      const std::string& body = "int dlenv_fake(void) { return 0; }") {
-    fs::create_directories(at(logical).parent_path());
-    fs::path src = at(logical).string() + ".c";
-    std::ofstream(src) << body << "\n";
-    std::vector<std::string> argv = {DLENV_CXX_COMPILER,
-                                     "-x",
-                                     "c",
-                                     "-shared",
-                                     "-fPIC",
-                                     "-Wl,-soname," + soname,
-                                     "-o",
-                                     at(logical).string(),
-                                     src.string(),
-                                     "-x",
-                                     "none",
-                                     "-Wl,--no-as-needed"};
-    for (const auto& n : needed) argv.push_back(at(n).string());
-    auto r = run_process(argv);
-    if (!r || r->exit_code != 0) {
-      throw std::runtime_error("compiler failed: " +
-                               (r ? r->err : r.error().message).substr(0, 400));
-    }
-    fs::remove(src);
-    return *this;
-  }
-
+  Sysroot() : LinuxSysroot("scenario") {}
   // --- building blocks ---
   Sysroot& driver(const std::string& version, bool uvm = true) {
     file("/proc/driver/nvidia/version",
@@ -70,14 +41,6 @@ class Sysroot : public testing::SysrootBase<Sysroot> {
     file("/proc/modules", mods);
     file("/dev/nvidiactl").file("/dev/nvidia0");
     if (uvm) file("/dev/nvidia-uvm").file("/dev/nvidia-uvm-tools");
-    return *this;
-  }
-  Sysroot& user_driver_libs(const std::string& version,
-                            const std::string& dir = "/usr/lib/x86_64-linux-gnu") {
-    file(dir + "/libnvidia-ml.so." + version, "");
-    link(dir + "/libnvidia-ml.so.1", "libnvidia-ml.so." + version);
-    file(dir + "/libcuda.so." + version, "");
-    link(dir + "/libcuda.so.1", "libcuda.so." + version);
     return *this;
   }
   Sysroot& gpu(const std::string& bus, const std::string& model, int minor = 0) {
@@ -112,61 +75,14 @@ class Sysroot : public testing::SysrootBase<Sysroot> {
                           "\n#define CUDNN_VERSION (CUDNN_MAJOR * 10000 + CUDNN_MINOR * 100 + "
                           "CUDNN_PATCHLEVEL)\n#endif\n");
   }
-  // cuDNN 9 in `libdir`: every sub-library (unless listed in `skip`), versioned file
-  // names with soname links; libcudnn_adv names libcublasLt.so.<cuda_major> in its
-  // read-only data like the real one does.
-  Sysroot& cudnn9(const std::string& libdir, const std::string& version, int cuda_major,
-                  const std::set<std::string>& skip = {}) {
-    for (std::string sub : {"", "_graph", "_ops", "_cnn", "_adv", "_engines_precompiled",
-                            "_engines_runtime_compiled", "_heuristic"}) {
-      std::string soname = "libcudnn" + sub + ".so.9";
-      if (skip.count(soname)) continue;
-      std::string real = "libcudnn" + sub + ".so." + version;
-      std::string body = "int dlenv_fake" + sub + "(void) { return 0; }";
-      if (sub == "_adv") {
-        body += "\nconst char* dlenv_cublaslt_name = \"libcublasLt.so." +
-                std::to_string(cuda_major) +
-                "\";\nconst char* dlenv_keep(void) { return dlenv_cublaslt_name; }";
-      }
-      shared_lib(libdir + "/" + real, soname, {}, body);
-      link(libdir + "/" + soname, real);
-    }
-    return *this;
-  }
-  Sysroot& env(const std::string& text) { return file("/env", text); }
 };
 
 using testing::CliRun;
+using testing::doctor;
+using testing::doctor_json;
+using testing::ids;
 using testing::run_cli;
-
-CliRun doctor(const Sysroot& s, const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> args = {"doctor", "--root", s.root().string(), "--os", "linux"};
-  if (fs::exists(s.at("/env"))) {
-    args.push_back("--env-file");
-    args.push_back(s.at("/env").string());
-  }
-  for (const auto& e : extra) args.push_back(e);
-  return run_cli(args);
-}
-
-json doctor_json(const Sysroot& s) {
-  CliRun r = doctor(s, {"--json"});
-  EXPECT_TRUE(r.err.empty()) << r.err;
-  return json::parse(r.out);
-}
-
-std::set<std::string> ids(const json& j) {
-  std::set<std::string> out;
-  for (const auto& f : j["findings"]) out.insert(f["id"].get<std::string>());
-  return out;
-}
-
-std::string severity_of(const json& j, const std::string& id) {
-  for (const auto& f : j["findings"]) {
-    if (f["id"] == id) return f["severity"];
-  }
-  return "";
-}
+using testing::severity_of;
 
 // The healthy H200 machine of the GPU box, as a sysroot.
 void healthy_h200(Sysroot& s) {

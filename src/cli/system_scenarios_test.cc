@@ -11,6 +11,7 @@
 
 #include "binfmt/test_builders.h"
 #include "cli/cli_test_support.h"
+#include "cli/scenario_support.h"
 #include "platform/process.h"
 
 namespace dlenv {
@@ -19,39 +20,16 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using testing::CliRun;
+using testing::doctor;
+using testing::doctor_json;
+using testing::ids;
 using testing::run_cli;
+using testing::severity_of;
 
-class Sysroot : public testing::SysrootBase<Sysroot> {
+class Sysroot : public testing::LinuxSysroot<Sysroot> {
  public:
-  Sysroot() : SysrootBase("system-scenario") {}
+  Sysroot() : LinuxSysroot("system-scenario") {}
 
-  Sysroot& shared_lib(const std::string& logical, const std::string& soname,
-                      const std::vector<std::string>& needed = {},
-                      const std::string& body = "int dlenv_fake(void) { return 0; }") {
-    fs::create_directories(at(logical).parent_path());
-    fs::path src = at(logical).string() + ".c";
-    std::ofstream(src) << body << "\n";
-    std::vector<std::string> argv = {DLENV_CXX_COMPILER,
-                                     "-x",
-                                     "c",
-                                     "-shared",
-                                     "-fPIC",
-                                     "-Wl,-soname," + soname,
-                                     "-o",
-                                     at(logical).string(),
-                                     src.string(),
-                                     "-x",
-                                     "none",
-                                     "-Wl,--no-as-needed"};
-    for (const auto& n : needed) argv.push_back(at(n).string());
-    auto r = run_process(argv);
-    if (!r || r->exit_code != 0) {
-      throw std::runtime_error("compiler failed: " +
-                               (r ? r->err : r.error().message).substr(0, 400));
-    }
-    fs::remove(src);
-    return *this;
-  }
   Sysroot& bytes(const std::string& logical, const std::vector<uint8_t>& data) {
     fs::create_directories(at(logical).parent_path());
     std::ofstream(at(logical), std::ios::binary)
@@ -68,14 +46,6 @@ class Sysroot : public testing::SysrootBase<Sysroot> {
          "nvidia 104910848 2 - Live 0x0000000000000000 (POE)\n"
          "nvidia_uvm 2142208 0 - Live 0x0000000000000000 (POE)\n");
     file("/dev/nvidiactl").file("/dev/nvidia0").file("/dev/nvidia-uvm");
-    return *this;
-  }
-  Sysroot& user_driver_libs(const std::string& version,
-                            const std::string& dir = "/usr/lib/x86_64-linux-gnu") {
-    file(dir + "/libnvidia-ml.so." + version);
-    link(dir + "/libnvidia-ml.so.1", "libnvidia-ml.so." + version);
-    file(dir + "/libcuda.so." + version);
-    link(dir + "/libcuda.so.1", "libcuda.so." + version);
     return *this;
   }
   Sysroot& gpu(const std::string& bus, const std::string& model) {
@@ -101,22 +71,6 @@ class Sysroot : public testing::SysrootBase<Sysroot> {
              std::to_string(max_gcc) + " */\n#endif\n");
     return link("/usr/local/cuda", dir.substr(dir.rfind('/') + 1));
   }
-  // cuDNN 9 with every sub-library; libcudnn_adv names libcublasLt.so.<cuda_major>.
-  Sysroot& cudnn9(const std::string& libdir, const std::string& version, int cuda_major) {
-    for (std::string sub : {"", "_graph", "_ops", "_cnn", "_adv", "_engines_precompiled",
-                            "_engines_runtime_compiled", "_heuristic"}) {
-      std::string soname = "libcudnn" + sub + ".so.9";
-      std::string real = "libcudnn" + sub + ".so." + version;
-      std::string body = "int dlenv_fake" + sub + "(void) { return 0; }";
-      if (sub == "_adv") {
-        body += "\nconst char* dlenv_n = \"libcublasLt.so." + std::to_string(cuda_major) +
-                "\";\nconst char* dlenv_keep(void) { return dlenv_n; }";
-      }
-      shared_lib(libdir + "/" + real, soname, {}, body);
-      link(libdir + "/" + soname, real);
-    }
-    return *this;
-  }
   // cuDNN 8 whose ops library links libcublas.so.<cublas_major>.
   Sysroot& cudnn8(const std::string& libdir, const std::string& version, int cublas_major) {
     std::string cublas = "/opt/fake/libcublas.so." + std::to_string(cublas_major);
@@ -131,7 +85,6 @@ class Sysroot : public testing::SysrootBase<Sysroot> {
     return *this;
   }
   Sysroot& docker_container() { return file("/.dockerenv"); }
-  Sysroot& env(const std::string& text) { return file("/env", text); }
 
   // WSL2 as Ubuntu on Windows 11 has it: the Windows driver's copies (not links) in
   // /usr/lib/wsl/lib, registered through /etc/ld.so.conf.d/ld.wsl.conf.
@@ -153,35 +106,6 @@ class Sysroot : public testing::SysrootBase<Sysroot> {
     return *this;
   }
 };
-
-CliRun doctor(const Sysroot& s, const std::vector<std::string>& extra = {}) {
-  std::vector<std::string> args = {"doctor", "--root", s.root().string(), "--os", "linux"};
-  if (fs::exists(s.at("/env"))) {
-    args.push_back("--env-file");
-    args.push_back(s.at("/env").string());
-  }
-  for (const auto& e : extra) args.push_back(e);
-  return run_cli(args);
-}
-
-json doctor_json(const Sysroot& s) {
-  CliRun r = doctor(s, {"--json"});
-  EXPECT_TRUE(r.err.empty()) << r.err;
-  return json::parse(r.out);
-}
-
-std::set<std::string> ids(const json& j) {
-  std::set<std::string> out;
-  for (const auto& f : j["findings"]) out.insert(f["id"].get<std::string>());
-  return out;
-}
-
-std::string severity_of(const json& j, const std::string& id) {
-  for (const auto& f : j["findings"]) {
-    if (f["id"] == id) return f["severity"];
-  }
-  return "";
-}
 
 // ---- WSL ---------------------------------------------------------------------
 
