@@ -62,12 +62,10 @@ std::string real_version(const FileSystem& fs, const std::string& path) {
   return pos == std::string::npos ? "" : base.substr(pos + 4);
 }
 
+// probe/loader.cc's settings, with the NVIDIA run-time companions.
 LinuxLoaderSettings linux_settings(const LoaderConfig& loader) {
-  LinuxLoaderSettings ls;
-  ls.ld_library_path = loader.ld_library_path;
-  ls.cache = loader.cache;
-  ls.conf_dirs = loader.conf_dirs;
-  ls.symbols = false;
+  LinuxLoaderSettings ls = linux_loader_settings(loader);
+  ls.companions = true;
   return ls;
 }
 
