@@ -90,9 +90,15 @@ void find_process(const FileSystem& fs, FabricFacts& out) {
 void probe_fabric(const ProbeContext& ctx, const Facts& facts, FabricFacts& out) {
   const FileSystem& fs = ctx.fs;
   const auto& d = facts.driver;
+  auto skip = [&](const std::string& why) {
+    out.running = Fact<bool>::unknown(FactStatus::skipped, why, "/proc/*/comm");
+    out.version = Fact<std::string>::unknown(FactStatus::skipped, why, kDpkgStatus);
+  };
   if (!d.kernel_module_version.ok() && d.pci_devices.empty() &&
       !fs.is_dir("/proc/driver/nvidia-nvswitch")) {
-    return;  // no NVIDIA driver or GPU: nothing to look for
+    skip("not read: no NVIDIA driver or GPU");
+    out.enabled = Fact<bool>::unknown(FactStatus::skipped, "not read: no NVIDIA driver or GPU");
+    return;
   }
   out.checked = true;
   find_nvswitches(fs, out);
@@ -119,7 +125,7 @@ void probe_fabric(const ProbeContext& ctx, const Facts& facts, FabricFacts& out)
   }
 
   // The rest costs a walk of /proc and the package database: only where switches are.
-  if (out.nvswitch_evidence.empty()) return;
+  if (out.nvswitch_evidence.empty()) return skip("not read: no NVSwitch on this machine");
   find_process(fs, out);
 
   auto is_fm = [](std::string_view name) {
