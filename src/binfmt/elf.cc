@@ -47,7 +47,7 @@ constexpr uint64_t kMaxVersionEntries = 4096;
 // entries may share bytes (vn_next/vna_next of 1), so 4096 x 4096 names would
 // fit in a 4 KiB file. Real libraries list a few dozen.
 constexpr uint64_t kMaxVersionNamesTotal = 65536;
-// All .dynsym names together (libtorch_cpu: ~60 MB of mangled names); names may
+// All .dynsym names together (a generous bound for real libraries); names may
 // share bytes, so without a cap a small file could ask for gigabytes.
 constexpr uint64_t kMaxSymbolBytesTotal = 256ull << 20;
 constexpr uint16_t kPnXnum = 0xffff;

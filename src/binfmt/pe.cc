@@ -28,7 +28,7 @@ constexpr size_t kMaxName = 4096;
 // All import/export names together. Tables may share bytes (every descriptor
 // can point at one name table, every name at one long string), so the per-table
 // caps alone would let a small file ask for gigabytes.
-constexpr uint64_t kMaxNamesTotal = 1u << 21;
+constexpr uint64_t kMaxNamesTotal = 1u << 20;
 constexpr uint64_t kMaxNameBytesTotal = 256ull << 20;
 
 struct Section {
