@@ -582,7 +582,8 @@ TEST(WindowsScenario, PythonPathsUseTheWindowsSeparator) {
         ";C:\\Windows\\system32\nSystemRoot=C:\\Windows\n");
   const json j = s.doctor_json();
   ASSERT_FALSE(j["python"].empty()) << j.dump(1);
-  EXPECT_EQ(j["python"][0]["interpreter"], "C:\\Python311\\python.exe") << j["python"].dump(1);
+  EXPECT_EQ(j["python"][0]["interpreter"]["value"], "C:\\Python311\\python.exe")
+      << j["python"].dump(1);
   EXPECT_NE(j["python"][0].dump().find("C:\\\\Python311\\\\Lib\\\\site-packages"),
             std::string::npos)
       << j["python"].dump(1);
