@@ -4,6 +4,8 @@
 // here is read through ctx.fs (so it works under --root); `nv-fabricmanager
 // --version` runs only live and only when no package records the version.
 #include <algorithm>
+#include <cctype>
+#include <chrono>
 
 #include "platform/process.h"
 #include "probe/system_probe.h"

@@ -62,7 +62,8 @@ TEST(Dpkg, NoDatabaseIsNullopt) {
 TEST(FabricProbe, GarbageFilesDoNotMatter) {
   Tree t;
   t.file("/proc/driver/nvidia/version", "NVRM version: garbage\n");
-  t.file("/proc/driver/nvidia-nvswitch/devices/0000:05:00.0/information", "");
+  // (A switch's directory is named by its PCI address; no ':' here, for Windows file systems.)
+  t.file("/proc/driver/nvidia-nvswitch/devices/switch0/information", "");
   t.file("/proc/7/comm", std::string(5000, '\xff'));
   t.file("/proc/self/comm", "nv-fabricmanager\n");  // not a pid directory
   t.file("/var/lib/dpkg/status", "Package:\nStatus: installed\n\n\n:::\n");
