@@ -298,7 +298,9 @@ std::vector<MappedLibrary> nvidia_libraries(const FileSystem& fs,
 }
 
 std::optional<std::string> nvidia_dll_kind(std::string_view file_name) {
-  const std::string b = to_lower(path_basename(file_name));
+  const size_t sep = file_name.find_last_of("/\\");
+  const std::string b =
+      to_lower(sep == std::string_view::npos ? file_name : file_name.substr(sep + 1));
   if (!b.ends_with(".dll")) return std::nullopt;
   if (b == "nvcuda.dll") return "cuda (driver)";
   if (b == "nvml.dll") return "nvml (driver)";
