@@ -154,7 +154,8 @@ std::string logical_toolkit_path(const std::string& arg, Os os) {
 
 std::string display_path(const std::string& logical, Os os) {
   if (os != Os::windows) return logical;
-  std::string p = "C:" + logical;
+  // A real path from the Windows file system already has its drive ("C:\\...").
+  std::string p = logical.size() >= 2 && logical[1] == ':' ? logical : "C:" + logical;
   std::replace(p.begin(), p.end(), '/', '\\');
   return p;
 }
@@ -460,6 +461,24 @@ void verify_install(const ProbeContext& ctx, const CudnnInstallPlan& plan, Cudnn
   if (ctx.os != Os::linux) {
     r.notes.push_back("Windows: the DLL search order was not modelled; make sure " +
                       display_path(lib_dir, ctx.os) + " is on PATH (`dlenv env --cuda X.Y`)");
+    // A real load on Windows itself: the DLL's own folder is searched for its imports
+    // (cublasLt64_N.dll from the toolkit's bin), as it is for a program on that PATH.
+    if (ctx.live && !fs.is_rooted()) {
+      CudnnCopy copy;
+      copy.library = main;
+      probe_cudnn_live(ctx, copy);
+      if (!copy.live_version) {
+        r.verify_errors.push_back("loading " + display_path(main, ctx.os) +
+                                  " failed: " + copy.live_version.reason);
+      } else if (copy.live_version->truncated(3) != ver.truncated(3)) {
+        r.verify_errors.push_back(fmt::format("cudnnGetVersion() of {} says {}, expected {}",
+                                              display_path(main, ctx.os), copy.live_version->str(),
+                                              ver.truncated(3).str()));
+      } else {
+        r.verified.push_back(
+            fmt::format("loaded for real: cudnnGetVersion() = {}", copy.live_version->str()));
+      }
+    }
     return;
   }
   // The loader model: the library and every sub-library must resolve.
@@ -720,8 +739,16 @@ CudnnUninstallResult uninstall_cudnn(const ProbeContext& ctx, const std::string&
     if (d.is_string()) created.push_back(d.get<std::string>());
   }
   // Every path must lie inside the toolkit: a tampered manifest must not move other files.
+  // Windows: real paths come back as "C:\\...\\v11.7" and the manifest may mix separators;
+  // compare with '/' and, on Windows, without case.
+  auto norm = [&](std::string p) {
+    std::replace(p.begin(), p.end(), '\\', '/');
+    if (ctx.os == Os::windows) p = to_lower(p);
+    return p;
+  };
   auto inside = [&](const std::string& p) {
-    return starts_with(path_normalize(p), root + "/") && !contains(p, "/../");
+    const std::string n = norm(p);
+    return !contains(n, "/../") && starts_with(path_normalize(n), path_normalize(norm(root)) + "/");
   };
   struct Item {
     std::string path, backup;
