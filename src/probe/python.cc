@@ -8,7 +8,6 @@
 
 #include "binfmt/elf.h"
 #include "binfmt/pe.h"
-#include "probe/os_path.h"
 #include "probe/probe.h"
 #include "probe/python_gpu.h"
 #include "util/strings.h"
@@ -177,11 +176,6 @@ class PythonProbe {
 
  private:
   bool windows() const { return ctx_.os == Os::windows; }
-  // Joins with the separator of the analysed system (os_path.h): "C:\Python311" from PATH
-  // continues as "C:\Python311\Lib\site-packages", logical "/Python311" with '/'.
-  std::string pjoin(std::string_view a, std::string_view b) const {
-    return path_join_os(a, b, windows());
-  }
   const LoaderConfig& loader() {
     if (loader_) return *loader_;
     if (!own_loader_) own_loader_ = read_loader_config(ctx_);
@@ -190,12 +184,12 @@ class PythonProbe {
   char sep() const { return windows() ? ';' : ':'; }
 
   std::string interpreter_in(const std::string& prefix) const {
-    if (windows()) return pjoin(prefix, "python.exe");
+    if (windows()) return path_join(prefix, "python.exe");
     for (const char* n : {"bin/python3", "bin/python"}) {
-      std::string p = pjoin(prefix, n);
+      std::string p = path_join(prefix, n);
       if (fs_.exists(p)) return p;
     }
-    return pjoin(prefix, "bin/python3");
+    return path_join(prefix, "bin/python3");
   }
 
   std::string home() const { return ctx_.env.get(windows() ? "USERPROFILE" : "HOME").value_or(""); }
@@ -204,23 +198,23 @@ class PythonProbe {
   // the JetBrains options/jdk.table.xml maps it to a home path), VS Code
   // (.vscode/settings.json), and a .venv/venv inside the project.
   void project_candidates(const std::string& dir, std::vector<Candidate>& out) const {
-    std::string misc = pjoin(dir, ".idea/misc.xml");
+    std::string misc = path_join(dir, ".idea/misc.xml");
     if (auto text = fs_.read_file(misc)) {
       std::string sdk = xml_attr(*text, "project-jdk-name");
       std::string via = "PyCharm project " + dir + " (SDK '" + sdk + "' in " + misc;
       std::string found;
       std::vector<std::string> config_roots;
       if (windows()) {
-        if (auto a = ctx_.env.get("APPDATA")) config_roots.push_back(pjoin(*a, "JetBrains"));
+        if (auto a = ctx_.env.get("APPDATA")) config_roots.push_back(path_join(*a, "JetBrains"));
       } else if (!home().empty()) {
-        config_roots.push_back(
-            pjoin(ctx_.env.get("XDG_CONFIG_HOME").value_or(pjoin(home(), ".config")), "JetBrains"));
+        config_roots.push_back(path_join(
+            ctx_.env.get("XDG_CONFIG_HOME").value_or(path_join(home(), ".config")), "JetBrains"));
       }
       for (const auto& root : config_roots) {
         auto products = fs_.list_dir(root);
         if (!products) continue;
         for (const auto& prod : *products) {  // sorted: the newest version comes last
-          std::string table = pjoin(pjoin(root, prod.name), "options/jdk.table.xml");
+          std::string table = path_join(path_join(root, prod.name), "options/jdk.table.xml");
           auto t = fs_.read_file(table);
           if (!t || sdk.empty()) continue;
           for (size_t p = t->find("<jdk"); p != std::string::npos; p = t->find("<jdk", p + 4)) {
@@ -249,7 +243,7 @@ class PythonProbe {
         out.push_back({"", via + ": no jdk.table.xml entry for the SDK"});
       }
     }
-    std::string settings = pjoin(dir, ".vscode/settings.json");
+    std::string settings = path_join(dir, ".vscode/settings.json");
     if (auto text = fs_.read_file(settings)) {
       auto j = nlohmann::json::parse(*text, nullptr, false, true);
       if (j.is_object()) {
@@ -259,15 +253,15 @@ class PythonProbe {
           replace_all(p, "${workspaceFolder}", dir);
           replace_all(p, "${userHome}", home());
           if (!p.empty() && p[0] == '~') p = home() + p.substr(1);
-          if (!p.empty() && p[0] != '/' && !(p.size() > 1 && p[1] == ':')) p = pjoin(dir, p);
+          if (!p.empty() && p[0] != '/' && !(p.size() > 1 && p[1] == ':')) p = path_join(dir, p);
           out.push_back({path_normalize(p), "VS Code " + settings + " (" + key + ")"});
           break;
         }
       }
     }
     for (const char* v : {".venv", "venv", "env"}) {
-      std::string prefix = pjoin(dir, v);
-      if (fs_.exists(pjoin(prefix, "pyvenv.cfg"))) {
+      std::string prefix = path_join(dir, v);
+      if (fs_.exists(path_join(prefix, "pyvenv.cfg"))) {
         out.push_back({interpreter_in(prefix), "project " + std::string(v) + " in " + dir});
       }
     }
@@ -288,7 +282,7 @@ class PythonProbe {
                                                  : std::vector<std::string>{"python3", "python"};
       for (const auto& n : names) {
         for (const auto& dir : split_path_list(*p, sep())) {
-          std::string cand = pjoin(dir, n);
+          std::string cand = path_join(dir, n);
           if (fs_.is_file(cand)) {
             out.push_back({cand, "PATH (" + n + ")"});
             break;  // the first one is what the shell runs
@@ -299,37 +293,37 @@ class PythonProbe {
     // conda: the root of CONDA_EXE, its envs/, and ~/.conda/environments.txt.
     std::vector<std::string> conda_roots;
     if (auto v = ctx_.env.get("CONDA_EXE"); v && !v->empty()) {
-      conda_roots.push_back(path_dirname_os(path_dirname_os(*v)));
+      conda_roots.push_back(path_dirname(path_dirname(*v)));
     }
     std::optional<std::string> home = ctx_.env.get(windows() ? "USERPROFILE" : "HOME");
     if (home && !home->empty()) {
       for (const char* d : {"miniconda3", "anaconda3", "miniforge3", "mambaforge"}) {
-        std::string r = pjoin(*home, d);
-        if (fs_.is_dir(pjoin(r, "conda-meta"))) conda_roots.push_back(r);
+        std::string r = path_join(*home, d);
+        if (fs_.is_dir(path_join(r, "conda-meta"))) conda_roots.push_back(r);
       }
     }
     for (const auto& root : conda_roots) {
       out.push_back({interpreter_in(root), "conda base " + root});
-      if (auto entries = fs_.list_dir(pjoin(root, "envs"))) {
+      if (auto entries = fs_.list_dir(path_join(root, "envs"))) {
         for (const auto& e : *entries) {
-          out.push_back({interpreter_in(pjoin(pjoin(root, "envs"), e.name)),
-                         "conda env (" + pjoin(root, "envs") + ")"});
+          out.push_back({interpreter_in(path_join(path_join(root, "envs"), e.name)),
+                         "conda env (" + path_join(root, "envs") + ")"});
         }
       }
     }
     if (home && !home->empty()) {
-      std::string list = pjoin(*home, ".conda/environments.txt");
+      std::string list = path_join(*home, ".conda/environments.txt");
       if (auto text = fs_.read_file(list)) {
         for (const auto& line : split_lines(*text)) {
           std::string prefix(trim(line));
           if (!prefix.empty()) out.push_back({interpreter_in(prefix), "conda env (" + list + ")"});
         }
       }
-      std::string pyenv_root = ctx_.env.get("PYENV_ROOT").value_or(pjoin(*home, ".pyenv"));
-      if (auto entries = fs_.list_dir(pjoin(pyenv_root, "versions"))) {
+      std::string pyenv_root = ctx_.env.get("PYENV_ROOT").value_or(path_join(*home, ".pyenv"));
+      if (auto entries = fs_.list_dir(path_join(pyenv_root, "versions"))) {
         for (const auto& e : *entries) {
-          out.push_back({interpreter_in(pjoin(pjoin(pyenv_root, "versions"), e.name)),
-                         "pyenv versions (" + pjoin(pyenv_root, "versions") + ")"});
+          out.push_back({interpreter_in(path_join(path_join(pyenv_root, "versions"), e.name)),
+                         "pyenv versions (" + path_join(pyenv_root, "versions") + ")"});
         }
       }
     }
@@ -343,11 +337,12 @@ class PythonProbe {
     std::string root = interp.substr(0, p);
     std::string version = ctx_.env.get("PYENV_VERSION").value_or("");
     if (version.empty()) {
-      if (auto text = fs_.read_file(pjoin(root, "version"))) version = first_line(*text);
+      if (auto text = fs_.read_file(path_join(root, "version"))) version = first_line(*text);
     }
     version = split(version, ':').empty() ? version : split(version, ':')[0];
     if (version.empty() || version == "system") return interp;
-    return pjoin(pjoin(pjoin(root, "versions"), version), "bin/" + path_basename_os(interp));
+    return path_join(path_join(path_join(root, "versions"), version),
+                     "bin/" + path_basename(interp));
   }
 
   void add(const Candidate& c) {
@@ -365,14 +360,13 @@ class PythonProbe {
       }
       return;
     }
-    std::string prefix =
-        windows() ? path_dirname_os(interp) : path_dirname_os(path_dirname_os(interp));
+    std::string prefix = windows() ? path_dirname(interp) : path_dirname(path_dirname(interp));
     // One environment per interpreter: bin/python and bin/python3 of a venv, /bin/python3 and
     // /usr/bin/python3 (merged /usr) are the same one. A venv's python is a link to the base
     // interpreter, so the key is its real directory plus the real file's name.
-    std::string dir = path_dirname_os(interp);
-    std::string key = pjoin(fs_.real_path(dir).value_or(dir),
-                            path_basename_os(fs_.real_path(interp).value_or(interp)));
+    std::string dir = path_dirname(interp);
+    std::string key = path_join(fs_.real_path(dir).value_or(dir),
+                                path_basename(fs_.real_path(interp).value_or(interp)));
     std::string via = c.via;
     if (interp != c.interpreter) via += " -> " + interp;
     if (auto it = by_prefix_.find(key); it != by_prefix_.end()) {
@@ -404,7 +398,7 @@ class PythonProbe {
 
   void describe(PythonEnv& e) {
     const std::string interp = *e.interpreter;
-    std::string cfg_path = pjoin(e.prefix, "pyvenv.cfg");
+    std::string cfg_path = path_join(e.prefix, "pyvenv.cfg");
     if (auto text = fs_.read_file(cfg_path)) {
       e.kind = "venv";
       auto cfg = parse_cfg(*text);
@@ -420,7 +414,7 @@ class PythonProbe {
     } else {
       venv_home_.clear();
       venv_system_site_ = false;
-      std::string meta = pjoin(e.prefix, "conda-meta");
+      std::string meta = path_join(e.prefix, "conda-meta");
       if (fs_.is_dir(meta)) {
         e.kind = "conda";
         if (auto entries = fs_.list_dir(meta)) {
@@ -429,13 +423,13 @@ class PythonProbe {
                 std::isdigit(static_cast<unsigned char>(x.name[7]))) {
               std::string v = x.name.substr(7);
               v = v.substr(0, v.find('-'));
-              e.version = Fact<std::string>::known(v, pjoin(meta, x.name));
+              e.version = Fact<std::string>::known(v, path_join(meta, x.name));
             }
           }
         }
       } else if (contains(e.prefix, "/.pyenv/versions/") || contains(e.prefix, "pyenv/versions/")) {
         e.kind = "pyenv";
-        std::string name = path_basename_os(e.prefix);
+        std::string name = path_basename(e.prefix);
         if (Version::parse(name)) {
           e.version = Fact<std::string>::known(name, "pyenv version directory " + e.prefix);
         }
@@ -446,7 +440,7 @@ class PythonProbe {
     if (!e.version && !windows()) {
       // python3 -> python3.12: the version in the link target's name.
       if (auto target = fs_.read_link(interp)) {
-        std::string b = path_basename_os(*target);
+        std::string b = path_basename(*target);
         if (starts_with(b, "python") && Version::parse(b.substr(6))) {
           e.version = Fact<std::string>::known(b.substr(6), "symlink " + interp + " -> " + *target);
         }
@@ -460,19 +454,19 @@ class PythonProbe {
           if (starts_with(n, "python3") && ends_with(n, ".dll") && n.size() > 11) {
             std::string digits = n.substr(7, n.size() - 11);
             if (!digits.empty() && parse_int(digits)) {
-              e.version = Fact<std::string>::known("3." + digits, pjoin(e.prefix, x.name));
+              e.version = Fact<std::string>::known("3." + digits, path_join(e.prefix, x.name));
             }
           }
         }
       }
     }
     if (!e.version && !windows()) {
-      if (auto entries = fs_.list_dir(pjoin(e.prefix, "lib"))) {
+      if (auto entries = fs_.list_dir(path_join(e.prefix, "lib"))) {
         for (const auto& x : *entries) {
           if (starts_with(x.name, "python3.") &&
-              fs_.is_dir(pjoin(pjoin(e.prefix, "lib"), x.name + "/site-packages"))) {
+              fs_.is_dir(path_join(path_join(e.prefix, "lib"), x.name + "/site-packages"))) {
             e.version = Fact<std::string>::known(
-                x.name.substr(6), "directory " + pjoin(pjoin(e.prefix, "lib"), x.name));
+                x.name.substr(6), "directory " + path_join(path_join(e.prefix, "lib"), x.name));
           }
         }
       }
@@ -514,20 +508,20 @@ class PythonProbe {
   void site_dirs_of(const std::string& prefix, const std::string& mm,
                     std::vector<std::string>& out) const {
     if (windows()) {
-      out.push_back(pjoin(prefix, "Lib/site-packages"));
+      out.push_back(path_join(prefix, "Lib/site-packages"));
       return;
     }
     if (!mm.empty()) {
-      out.push_back(pjoin(prefix, "lib/python" + mm + "/site-packages"));
+      out.push_back(path_join(prefix, "lib/python" + mm + "/site-packages"));
       if (prefix == "/usr") {
         out.push_back("/usr/local/lib/python" + mm + "/dist-packages");
         out.push_back("/usr/lib/python3/dist-packages");
         out.push_back("/usr/lib/python" + mm + "/dist-packages");
       }
-    } else if (auto entries = fs_.list_dir(pjoin(prefix, "lib"))) {
+    } else if (auto entries = fs_.list_dir(path_join(prefix, "lib"))) {
       for (const auto& x : *entries) {
         if (starts_with(x.name, "python3")) {
-          out.push_back(pjoin(pjoin(prefix, "lib"), x.name + "/site-packages"));
+          out.push_back(path_join(path_join(prefix, "lib"), x.name + "/site-packages"));
         }
       }
     }
@@ -539,12 +533,12 @@ class PythonProbe {
     // User site first: Python puts ~/.local ahead of the system site (not in venvs).
     if (e.kind != "venv" || venv_system_site_) {
       if (auto home = ctx_.env.get("HOME"); home && !home->empty() && !mm.empty() && !windows()) {
-        dirs.push_back(pjoin(*home, ".local/lib/python" + mm + "/site-packages"));
+        dirs.push_back(path_join(*home, ".local/lib/python" + mm + "/site-packages"));
       }
     }
     site_dirs_of(e.prefix, mm, dirs);
     if (e.kind == "venv" && venv_system_site_ && !venv_home_.empty()) {
-      site_dirs_of(windows() ? venv_home_ : path_dirname_os(venv_home_), mm, dirs);
+      site_dirs_of(windows() ? venv_home_ : path_dirname(venv_home_), mm, dirs);
     }
     std::set<std::string> seen;
     for (const auto& d : dirs) {
@@ -575,9 +569,9 @@ class PythonProbe {
           std::string v = stem.substr(dash + 1);
           p.version = v.substr(0, v.find('-'));  // egg-info: name-1.0-py3.11
         }
-        std::string dir = pjoin(site, x.name);
+        std::string dir = path_join(site, x.name);
         p.source = dir;
-        std::string meta = pjoin(dir, dist ? "METADATA" : "PKG-INFO");
+        std::string meta = path_join(dir, dist ? "METADATA" : "PKG-INFO");
         if (auto text = fs_.read_file(meta, 256 * 1024)) {
           p.source = meta;
           for (const auto& line : split_lines(*text)) {
@@ -596,11 +590,11 @@ class PythonProbe {
             }
           }
         }
-        if (auto inst = fs_.read_file(pjoin(dir, "INSTALLER"), 4096)) {
+        if (auto inst = fs_.read_file(path_join(dir, "INSTALLER"), 4096)) {
           p.installer = first_line(*inst);
         }
         if (dist) {
-          std::string wheel = pjoin(dir, "WHEEL");
+          std::string wheel = path_join(dir, "WHEEL");
           if (auto w = fs_.read_file(wheel, 65536)) {
             p.wheel_source = wheel;
             for (const auto& line : split_lines(*w)) {
@@ -608,7 +602,7 @@ class PythonProbe {
             }
           }
         }
-        if (auto du = fs_.read_file(pjoin(dir, "direct_url.json"), 65536)) {
+        if (auto du = fs_.read_file(path_join(dir, "direct_url.json"), 65536)) {
           if (auto url = py_dict_value(*du, "url")) p.direct_url = *url;
         }
         e.packages.push_back(std::move(p));
@@ -630,7 +624,7 @@ class PythonProbe {
       f.package = p->name;
       f.version = p->version;
       f.local_tag = local_tag(p->version);
-      std::string vp = pjoin(p->location, "torch/version.py");
+      std::string vp = path_join(p->location, "torch/version.py");
       if (auto text = fs_.read_file(vp, 65536)) {
         if (auto v = py_assignment(*text, "__version__"); v && !v->empty()) {
           f.version = *v;
@@ -667,7 +661,7 @@ class PythonProbe {
       f.package = p->name;
       f.version = p->version;
       f.local_tag = local_tag(p->version);
-      std::string bi = pjoin(p->location, "tensorflow/python/platform/build_info.py");
+      std::string bi = path_join(p->location, "tensorflow/python/platform/build_info.py");
       if (auto text = fs_.read_file(bi, 65536)) {
         if (auto v = py_dict_value(*text, "cuda_version"); v && !v->empty()) {
           f.cuda = Fact<std::string>::known(*v, bi);
@@ -728,7 +722,7 @@ class PythonProbe {
       f.local_tag = local_tag(p->version);
       if (pd) f.cuda_packages.push_back(pd->name + " " + pd->version);
       if (pc) f.cuda_packages.push_back(pc->name + " " + pc->version);
-      std::string vf = pjoin(p->location, "paddle/version/__init__.py");
+      std::string vf = path_join(p->location, "paddle/version/__init__.py");
       if (auto text = fs_.read_file(vf, 65536)) {
         if (auto v = py_assignment(*text, "with_gpu")) {
           f.cuda_build = Fact<bool>::known(*v == "ON" || *v == "True", vf);
@@ -759,8 +753,8 @@ class PythonProbe {
       if (og) f.cuda_packages.push_back(og->name + " " + og->version);
       if (oc) f.cuda_packages.push_back(oc->name + " " + oc->version);
       std::string prov =
-          pjoin(p->location, windows() ? "onnxruntime/capi/onnxruntime_providers_cuda.dll"
-                                       : "onnxruntime/capi/libonnxruntime_providers_cuda.so");
+          path_join(p->location, windows() ? "onnxruntime/capi/onnxruntime_providers_cuda.dll"
+                                           : "onnxruntime/capi/libonnxruntime_providers_cuda.so");
       f.cuda_build = Fact<bool>::known(fs_.exists(prov), prov);
       e.frameworks.push_back(std::move(f));
     }
@@ -804,14 +798,14 @@ class PythonProbe {
         {"cusparse", "nvidia-cusparse"},   {"cufft", "nvidia-cufft"},
         {"curand", "nvidia-curand"},       {"nvinfer", "tensorrt"}};
     for (const auto& site : e.site_packages) {
-      std::string nv = pjoin(site, "nvidia");
+      std::string nv = path_join(site, "nvidia");
       std::vector<std::string> libdirs;
       if (auto subs = fs_.list_dir(nv)) {
         for (const auto& s : *subs) {
-          libdirs.push_back(pjoin(pjoin(nv, s.name), windows() ? "bin" : "lib"));
+          libdirs.push_back(path_join(path_join(nv, s.name), windows() ? "bin" : "lib"));
         }
       }
-      libdirs.push_back(pjoin(site, "tensorrt_libs"));  // the tensorrt-libs wheel
+      libdirs.push_back(path_join(site, "tensorrt_libs"));  // the tensorrt-libs wheel
       for (const auto& libdir : libdirs) {
         auto files = fs_.list_dir(libdir);
         if (!files) continue;
@@ -824,7 +818,7 @@ class PythonProbe {
             PythonLibCopy c;
             c.library = lib;
             c.major = static_cast<int>(parse_int(rest).value_or(0));
-            c.path = pjoin(libdir, file.name);
+            c.path = path_join(libdir, file.name);
             for (const auto& p : e.packages) {
               if (starts_with(p.name, pkg_prefix + "-cu") || p.name == pkg_prefix) {
                 c.package = p.name;
