@@ -23,7 +23,7 @@ site=$("$PY" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
 lib="$site/torch/lib/libtorch_cuda.so"
 {
   echo "file: $lib"
-  for i in 1 2 3 4 5; do
+  for i in 1 2 3; do
     s=$(date +%s%N); ldd "$lib" > "$w/ldd.txt" 2>&1; echo "ldd wall_ms=$(ms $s)"
     s=$(date +%s%N); "$DLENV" deps "$lib" --flat > "$w/deps-flat.txt" 2>&1; echo "dlenv deps --flat wall_ms=$(ms $s)"
   done
@@ -36,7 +36,7 @@ lib="$site/torch/lib/libtorch_cuda.so"
 # 3. doctor with several environments: three more venvs beside torch's.
 for v in a b c; do "$PY" -m venv --without-pip --system-site-packages "/tmp/dlenv-venv-$v" >/dev/null 2>&1; done
 {
-  for i in 1 2 3 4 5; do
+  for i in 1 2 3; do
     s=$(date +%s%N)
     "$DLENV" doctor --json --python /tmp/dlenv-venv-a/bin/python --python /tmp/dlenv-venv-b/bin/python \
       --python /tmp/dlenv-venv-c/bin/python > "$w/doctor-4envs.json" 2>&1
@@ -49,4 +49,3 @@ for v in a b c; do "$PY" -m venv --without-pip --system-site-packages "/tmp/dlen
 s=$(date +%s%N); "$DLENV" doctor --deep > "$w/doctor-deep.txt" 2>&1; echo "doctor --deep wall_ms=$(ms $s) rc=$?" > "$w/deep-time.txt"
 s=$(date +%s%N); "$PY" -m torch.utils.collect_env > "$w/collect_env.txt" 2>&1; echo "collect_env wall_ms=$(ms $s)" >> "$w/deep-time.txt"
 "$DLENV" cudnn list > "$w/cudnn-list.txt" 2>&1
-tar -C "$w" -czf "$OUT/round5.tgz" . && rm -rf "$w"

@@ -9,9 +9,10 @@ PY="${3:-python3}"
 here="$(cd "$(dirname "$0")" && pwd)"
 tmp="$(mktemp -d)"
 "$DLENV" verify "$MODE" --json > "$tmp/dlenv.json"; echo "dlenv verify exit: $?"
-"$DLENV" verify "$MODE" > "$tmp/dlenv.txt" 2>&1
+# The text form costs a second run: only when asked (VERIFY_TEXT_TOO=1).
+[[ -n "${VERIFY_TEXT_TOO:-}" ]] && "$DLENV" verify "$MODE" > "$tmp/dlenv.txt" 2>&1
 "$PY" "$here/verify_vs_torch.py" $([[ "$MODE" == --full ]] && echo --full) > "$tmp/torch.json"
-cat "$tmp/dlenv.txt"
+[[ -f "$tmp/dlenv.txt" ]] && cat "$tmp/dlenv.txt"
 "$PY" - "$tmp/dlenv.json" "$tmp/torch.json" <<'PYEOF'
 import json, sys
 d = json.load(open(sys.argv[1])); t = json.load(open(sys.argv[2]))
