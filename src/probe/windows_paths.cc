@@ -62,12 +62,12 @@ std::optional<std::string> win_find(const FileSystem& fs, const std::string& log
   } else if (!rest.empty() && rest.front() == '/') {
     cur = "/";
   } else {
-    return std::nullopt;
+    return fs.exists(logical) ? std::optional<std::string>(logical) : std::nullopt;
   }
   for (const auto& part : split(rest, '/')) {
     if (part.empty()) continue;
     auto next = win_child(fs, cur, part);
-    if (!next) return std::nullopt;
+    if (!next) return fs.exists(logical) ? std::optional<std::string>(logical) : std::nullopt;
     cur = *next;
   }
   return cur;
