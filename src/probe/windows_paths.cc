@@ -51,6 +51,11 @@ std::optional<std::string> win_child(const FileSystem& fs, const std::string& di
 
 std::optional<std::string> win_find(const FileSystem& fs, const std::string& logical) {
   if (logical.empty()) return std::nullopt;
+  // A path still in Windows spelling ("C:\\Python310", as some probes pass a prefix): the
+  // file system reads it as it is; the walk below splits at '/' only.
+  if (logical.find('\\') != std::string::npos) {
+    return fs.exists(logical) ? std::optional<std::string>(logical) : std::nullopt;
+  }
   // Walk from the root (or the drive), matching each component case-insensitively and
   // keeping the spelling on disk (never the shortcut fs.exists(logical): on Windows it is
   // true for any spelling, which would hand back the one asked for).
