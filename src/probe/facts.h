@@ -154,7 +154,7 @@ struct Facts {
   std::vector<PythonEnv> python;  // one per environment found
   SystemFacts system;  // WSL, container, Docker host, kernel, host compiler (probe/system.cc)
   std::optional<WindowsFacts> windows;  // only for --os windows (probe/windows_*.cc)
-  LoaderFacts loader;  // what the loader models resolve (probe/loader_facts.cc)
+  LoaderFacts loader;                   // what the loader models resolve (probe/loader_facts.cc)
   ProbeTiming timing;
 };
 
