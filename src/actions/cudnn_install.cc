@@ -187,6 +187,25 @@ std::vector<BusyFile> find_busy_files(const FileSystem& fs, const std::vector<st
   return out;
 }
 
+std::vector<BusyFile> busy_from_modules(const ModuleScan& scan,
+                                        const std::vector<std::string>& paths) {
+  auto key = [](std::string p) {
+    std::replace(p.begin(), p.end(), '/', '\\');
+    return to_lower(p);
+  };
+  std::set<std::string> wanted;
+  for (const auto& p : paths) wanted.insert(key(p));
+  std::vector<BusyFile> out;
+  for (const auto& proc : scan.processes) {
+    std::set<std::string> hit;
+    for (const auto& m : proc.modules) {
+      std::string k = key(m);
+      if (wanted.count(k) && hit.insert(k).second) out.push_back({m, proc.pid, proc.image});
+    }
+  }
+  return out;
+}
+
 Result<CudnnInstallPlan> plan_cudnn_install(const ProbeContext& ctx, const CudnnSource& source,
                                             const CudnnInstallOptions& o) {
   auto dist = inspect_cudnn(source, ctx.kb);
@@ -401,6 +420,34 @@ Result<CudnnInstallPlan> plan_cudnn_install(const ProbeContext& ctx, const Cudnn
           "process {} ({}) has {} loaded: it keeps using the old copy until it restarts "
           "(the new file is moved in beside it, never written over it)",
           b.pid, b.command, display_path(b.path, os)));
+    }
+  }
+  // Windows: a loaded DLL cannot be replaced (the copy fails with a sharing violation),
+  // so a process that holds one stops the install before anything is touched. Only on
+  // the live system: a --root tree has no processes.
+  if (os == Os::windows && ctx.live && native_process_modules()) {
+    std::vector<std::string> replaced;
+    for (const auto& s : plan.steps) {
+      if (s.replaces) replaced.push_back(display_path(s.dest, os));
+    }
+    if (!replaced.empty()) {
+      if (auto scan = all_process_modules()) {
+        plan.busy = busy_from_modules(*scan, replaced);
+        for (const auto& b : plan.busy) {
+          plan.blockers.push_back(fmt::format(
+              "process {} ({}) has {} loaded, and Windows does not let a loaded DLL be "
+              "replaced: close it (`dlenv which --holding {}` lists every holder) and run the "
+              "install again; nothing was changed",
+              b.pid, b.command, b.path, b.path.substr(b.path.find_last_of("\\/") + 1)));
+        }
+        if (!scan->inaccessible.empty()) {
+          plan.warnings.push_back(fmt::format(
+              "{} process(es) could not be inspected for loaded cuDNN DLLs (access denied); if "
+              "one of them holds a file to be replaced, the copy fails and the install is "
+              "rolled back",
+              scan->inaccessible.size()));
+        }
+      }
     }
   }
   for (const auto& w : plan.dist.warnings) plan.warnings.push_back("the distribution: " + w);

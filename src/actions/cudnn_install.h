@@ -22,6 +22,7 @@
 #include "actions/cudnn_inspect.h"
 #include "actions/cudnn_source.h"
 #include "actions/file_writer.h"
+#include "platform/process_modules.h"
 #include "probe/probe.h"
 
 namespace dlenv {
@@ -105,6 +106,11 @@ CudnnUninstallResult uninstall_cudnn(const ProbeContext& ctx, const std::string&
 
 // Processes whose /proc/PID/maps maps any of `paths` (logical real paths).
 std::vector<BusyFile> find_busy_files(const FileSystem& fs, const std::vector<std::string>& paths);
+
+// Windows: the processes in `scan` that have any of `paths` (Windows paths, "C:\...")
+// loaded, compared case-insensitively and with either separator.
+std::vector<BusyFile> busy_from_modules(const ModuleScan& scan,
+                                        const std::vector<std::string>& paths);
 
 // CUDA toolkits where archives can go (Linux: the toolkit probe, pip-assembled trees
 // left out; Windows: CUDA_PATH, CUDA_PATH_V*, Program Files\NVIDIA GPU Computing Toolkit).
