@@ -3,7 +3,7 @@
 # ones that are missing. Usage: scripts/install-deps.sh [--windows]
 set -euo pipefail
 pkgs=(g++ cmake make libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev
-      libarchive-dev pkg-config file)
+      libarchive-dev libarchive-tools pkg-config file)
 if [[ "${1:-}" == "--windows" ]]; then
   pkgs+=(g++-mingw-w64-x86-64-posix g++-mingw-w64-i686-posix wine wine64 libz-mingw-w64-dev)
 fi
