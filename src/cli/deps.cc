@@ -512,12 +512,23 @@ int run_load(const LoadOptions& o, std::ostream& out, std::ostream& err) {
       std::vector<std::string> import_errors;
       if (os == Os::windows) {
         if (auto setup = make_deps_setup("", o.env_file)) {
+          // A path is loaded with LOAD_WITH_ALTERED_SEARCH_PATH (platform/dynamic_library):
+          // the search starts in the DLL's own directory, as in place of the app directory.
           DepsOptions d;
+          if (o.target.find_first_of("/\\") != std::string::npos)
+            d.app_dir = path_dirname(o.target);
           auto ws = windows_settings_for(*setup, d);
           ws.companions = false;
-          if (auto tree = model_windows_load(*setup->fs, *setup->kb, o.target, ws)) {
-            import_errors = windows_import_errors(*tree);
+          // The target as given (the model's file system knows relative and C: paths), else
+          // the file that really loaded.
+          auto tree = model_windows_load(*setup->fs, *setup->kb, o.target, ws);
+          if (!tree && !path.empty()) {
+            d.app_dir = path_dirname(path);
+            ws = windows_settings_for(*setup, d);
+            ws.companions = false;
+            tree = model_windows_load(*setup->fs, *setup->kb, path, ws);
           }
+          if (tree) import_errors = windows_import_errors(*tree);
         }
         if (!import_errors.empty()) j["import_errors"] = import_errors;
       }

@@ -136,6 +136,20 @@ std::string fix_text(const json& f) {
   return out;
 }
 
+// The machine part of the PATH a new shell gets: HKLM's Path, expanded.
+std::string machine_path_expanded() {
+  auto v =
+      live_registry()(RegistryHive::local_machine,
+                      "SYSTEM\\CurrentControlSet\\Control\\Session Manager\\Environment", "Path")
+          .value_or("");
+  std::wstring w = win32::widen(v);
+  std::wstring buf(32768, L'\0');
+  DWORD n = ::ExpandEnvironmentStringsW(w.c_str(), buf.data(), static_cast<DWORD>(buf.size()));
+  if (n == 0 || n > buf.size()) return v;
+  buf.resize(n - 1);
+  return win32::narrow(buf);
+}
+
 // HKCU\Environment's Path as REG_EXPAND_SZ and REG_SZ, with a non-ASCII folder: the
 // registry reader and the Windows probe read it back (UTF-8), and doctor, without
 // --registry-file, reports that this process's PATH lacks the folder (a shell that has not
@@ -173,7 +187,8 @@ TEST(WindowsLive, RegistryPathReadLiveAndNotReloadedReported) {
   ASSERT_NE(f, nullptr);
   EXPECT_NE(evidence_text(*f).find(dir + " is in the registry's Path"), std::string::npos);
 
-  path.set("C:\\windows\\system32;C:\\windows;" + dir);  // a new shell: the PATH is reloaded
+  // A new shell: the PATH is reloaded (the machine part, then the user part).
+  path.set(machine_path_expanded() + ";" + dir + ";C:\\windows");
   j = doctor_json();
   EXPECT_EQ(finding(j, "win-path-not-reloaded"), nullptr) << j["findings"].dump(1);
 }
