@@ -88,7 +88,10 @@ struct GpuFacts {
   Fact<bool> persistence_mode;
   Fact<std::string> mig_mode;      // "enabled" / "disabled" / "n/a"
   Fact<std::string> compute_mode;  // "default" / "exclusive-process" / "prohibited"
-  bool visible = true;             // not hidden by CUDA_VISIBLE_DEVICES
+  // Windows driver model (nvmlDeviceGetDriverModel): "WDDM", "TCC", "MCDM"; "n/a" where
+  // NVML does not support the query (Linux).
+  Fact<std::string> driver_model;
+  bool visible = true;  // not hidden by CUDA_VISIBLE_DEVICES
   std::string visibility_reason;
   std::string source;
 };

@@ -74,7 +74,8 @@ using ComputeCapabilityFn = NvmlReturn (*)(NvmlDevice, int*, int*);
 using MemoryInfoFn = NvmlReturn (*)(NvmlDevice, NvmlMemory*);
 using EnableStateFn = NvmlReturn (*)(NvmlDevice, int*);  // nvmlEnableState_t*
 using MigModeFn = NvmlReturn (*)(NvmlDevice, unsigned int*, unsigned int*);
-using ComputeModeFn = NvmlReturn (*)(NvmlDevice, int*);  // nvmlComputeMode_t*
+using ComputeModeFn = NvmlReturn (*)(NvmlDevice, int*);        // nvmlComputeMode_t*
+using DriverModelFn = NvmlReturn (*)(NvmlDevice, int*, int*);  // nvmlDriverModel_t*
 
 template <class Fn>
 Fn as(void* p) {
@@ -97,6 +98,7 @@ struct NvmlApi {
   void* persistence_mode = nullptr;
   void* mig_mode = nullptr;
   void* compute_mode = nullptr;
+  void* driver_model = nullptr;
 };
 
 std::vector<SymbolSpec> nvml_specs(NvmlApi& api) {
@@ -116,6 +118,7 @@ std::vector<SymbolSpec> nvml_specs(NvmlApi& api) {
       {"nvmlDeviceGetPersistenceMode", &api.persistence_mode, false, 0},
       {"nvmlDeviceGetMigMode", &api.mig_mode, false, 0},
       {"nvmlDeviceGetComputeMode", &api.compute_mode, false, 0},
+      {"nvmlDeviceGetDriverModel", &api.driver_model, false, 2},
   };
 }
 
@@ -361,6 +364,32 @@ GpuFacts Probe::query_gpu(unsigned index) const {
       g.compute_mode = Fact<std::string>::known(std::move(v), source("nvmlDeviceGetComputeMode"));
     } else {
       g.compute_mode = failed<std::string>("nvmlDeviceGetComputeMode", r);
+    }
+  }
+
+  if (!api_.driver_model) {
+    g.driver_model = missing<std::string>("nvmlDeviceGetDriverModel");
+  } else {
+    int current = 0, pending = 0;
+    r = as<DriverModelFn>(api_.driver_model)(dev, &current, &pending);
+    if (r == kSuccess) {
+      // nvmlDriverModel_t: 0 WDDM (display), 1 WDM = TCC (compute only), 2 MCDM.
+      std::string v = current == 0   ? "WDDM"
+                      : current == 1 ? "TCC"
+                      : current == 2 ? "MCDM"
+                                     : "unknown (" + std::to_string(current) + ")";
+      if (pending != current && pending >= 0 && pending <= 2) {
+        v += std::string(" (") +
+             (pending == 0   ? "WDDM"
+              : pending == 1 ? "TCC"
+                             : "MCDM") +
+             " after a reboot)";
+      }
+      g.driver_model = Fact<std::string>::known(std::move(v), source("nvmlDeviceGetDriverModel"));
+    } else if (r == kErrorNotSupported) {
+      g.driver_model = Fact<std::string>::known("n/a", source("nvmlDeviceGetDriverModel"));
+    } else {
+      g.driver_model = failed<std::string>("nvmlDeviceGetDriverModel", r);
     }
   }
   return g;

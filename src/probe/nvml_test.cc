@@ -135,6 +135,9 @@ TEST(NvmlProbe, TwoFakeGpusEveryField) {
   EXPECT_EQ(g1.persistence_mode.value, false);
   EXPECT_EQ(g1.mig_mode.value, "enabled");
   EXPECT_EQ(g1.compute_mode.value, "exclusive-process");
+  // Linux: the driver model query is not supported -> "n/a".
+  EXPECT_EQ(g0.driver_model.value, "n/a");
+  EXPECT_EQ(g0.driver_model.source, src(s, "nvmlDeviceGetDriverModel_v2"));
 
   // The newest variants bound, not the legacy unversioned ones.
   for (const char* name :
@@ -153,6 +156,17 @@ TEST(NvmlProbe, TwoFakeGpusEveryField) {
   // nvmlInit_v2 was balanced by one nvmlShutdown.
   EXPECT_EQ(call_hook(*hold, "fake_nvml_live_inits"), 0);
   EXPECT_EQ(call_hook(*hold, "fake_nvml_shutdown_calls"), 1);
+}
+
+TEST(NvmlProbe, WindowsDriverModelWddmAndTcc) {
+  const std::string path = build_fake_nvml("ok", "libnvidia-ml.so.580.95.05");
+  ASSERT_FALSE(path.empty());
+  ModeGuard mode("windows");
+  NvmlSnapshot s = probe_nvml({path});
+  ASSERT_EQ(s.gpus.size(), 2u);
+  EXPECT_TRUE(has(s.bound_symbols, "nvmlDeviceGetDriverModel_v2"));
+  EXPECT_EQ(s.gpus[0].driver_model.value, "WDDM");
+  EXPECT_EQ(s.gpus[1].driver_model.value, "TCC (WDDM after a reboot)");
 }
 
 TEST(NvmlProbe, VersionMismatchRecordsInitError) {

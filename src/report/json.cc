@@ -129,6 +129,7 @@ json gpus_json(const std::vector<GpuFacts>& gpus) {
     j["persistence_mode"] = fact_json(g.persistence_mode);
     j["mig_mode"] = fact_json(g.mig_mode);
     j["compute_mode"] = fact_json(g.compute_mode);
+    j["driver_model"] = fact_json(g.driver_model);
     j["visible"] = g.visible;
     j["visibility_reason"] = g.visibility_reason;
     j["source"] = g.source;

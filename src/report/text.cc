@@ -280,18 +280,21 @@ void gpu_section(Writer& w, const Facts& facts) {
       mem.value = human_bytes(*g.memory_total_bytes) + " (" +
                   std::to_string(*g.memory_total_bytes) + " bytes)";
     }
-    w.rows(
-        {
-            fact_row("name", g.name),
-            fact_row("UUID", g.uuid),
-            fact_row("PCI bus", g.pci_bus_id),
-            fact_row("compute capability", g.compute_capability),
-            mem,
-            fact_row("persistence mode", g.persistence_mode),
-            fact_row("MIG mode", g.mig_mode),
-            fact_row("compute mode", g.compute_mode),
-        },
-        6);
+    std::vector<Row> rows = {
+        fact_row("name", g.name),
+        fact_row("UUID", g.uuid),
+        fact_row("PCI bus", g.pci_bus_id),
+        fact_row("compute capability", g.compute_capability),
+        mem,
+        fact_row("persistence mode", g.persistence_mode),
+        fact_row("MIG mode", g.mig_mode),
+        fact_row("compute mode", g.compute_mode),
+    };
+    // Windows only (WDDM / TCC / MCDM): Linux answers "n/a", not worth a row.
+    if (g.driver_model.ok() && *g.driver_model != "n/a") {
+      rows.push_back(fact_row("driver model", g.driver_model));
+    }
+    w.rows(rows, 6);
   }
 }
 
