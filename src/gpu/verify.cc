@@ -110,6 +110,17 @@ int cuda_type(DType t) {
   }
 }
 
+// Runs `op` once and waits (ms_out null: the checked small problem), or times
+// `iterations` runs after `warmup` and stores the time per run.
+template <class Op>
+std::optional<StepError> run_or_time(const CudaApi& api, Op op, int warmup, int iterations,
+                                     double* ms_out) {
+  if (ms_out) return time_op(api, warmup, iterations, op, *ms_out);
+  if (auto e = op()) return e;
+  DLENV_CU(api.cuCtxSynchronize(), "cuCtxSynchronize");
+  return std::nullopt;
+}
+
 // One GEMM on the device: C = A * B (column-major), returns C's bytes.
 std::optional<StepError> run_gemm(const CudaApi& api, const CublasApi& blas, cublasHandle_t h,
                                   DType t, int m, int n, int k, const std::vector<float>& a,
@@ -135,14 +146,7 @@ std::optional<StepError> run_gemm(const CudaApi& api, const CublasApi& blas, cub
     }
     return std::nullopt;
   };
-  double ms = 0;
-  if (ms_out) {
-    if (auto e = time_op(api, warmup, iterations, gemm, ms)) return e;
-    *ms_out = ms;
-  } else {
-    if (auto e = gemm()) return e;
-    DLENV_CU(api.cuCtxSynchronize(), "cuCtxSynchronize");
-  }
+  if (auto e = run_or_time(api, gemm, warmup, iterations, ms_out)) return e;
   return download(api, dc, c_bytes, c_out, "C");
 }
 
@@ -238,14 +242,7 @@ std::optional<StepError> run_gemm_fp8(const CudaApi& api, const CublasApi& blas,
     if (s != 0) return lt_fail("cublasLtMatmul", s);
     return std::nullopt;
   };
-  double ms = 0;
-  if (ms_out) {
-    if (auto e = time_op(api, warmup, iterations, gemm, ms)) return e;
-    *ms_out = ms;
-  } else {
-    if (auto e = gemm()) return e;
-    DLENV_CU(api.cuCtxSynchronize(), "cuCtxSynchronize");
-  }
+  if (auto e = run_or_time(api, gemm, warmup, iterations, ms_out)) return e;
   return download(api, dd, d_bytes, d_out, "D");
 }
 
