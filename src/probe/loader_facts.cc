@@ -66,6 +66,10 @@ std::string real_version(const FileSystem& fs, const std::string& path) {
 LinuxLoaderSettings linux_settings(const LoaderConfig& loader) {
   LinuxLoaderSettings ls = linux_loader_settings(loader);
   ls.companions = true;
+  // The cuDNN sub-libraries come from the companion table; scanning the libraries' data
+  // for the cuBLASLt/NVRTC they dlopen reads hundreds of MB (110 ms of a 150 ms doctor
+  // on the build machine's cuDNN 9.14, measured with perf): not in doctor's budget.
+  ls.companion_strings = false;
   return ls;
 }
 

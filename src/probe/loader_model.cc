@@ -168,7 +168,7 @@ class Modeler {
     if (!*e) return fail(fmt::format("{}: not an ELF file", path));
     Parsed p{std::move(**e), {}};
     const std::string base = path_basename(path);
-    if (s_.companions && base.starts_with("libcudnn")) {
+    if (s_.companions && s_.companion_strings && base.starts_with("libcudnn")) {
       for (const char* prefix : {"libcublasLt.so.", "libnvrtc.so."}) {
         for (auto& s : elf_find_strings((*m)->bytes(), prefix, 4)) {
           // Only a bare soname ("libnvrtc.so.13"), not a longer message.

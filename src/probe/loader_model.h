@@ -69,6 +69,9 @@ struct LinuxLoaderSettings {
   std::vector<std::string> preloaded;
   bool companions = true;  // add NVIDIA run-time companions
   bool symbols = true;     // check undefined symbols and symbol versions
+  // Scan libcudnn*'s read-only data for the cuBLASLt / NVRTC sonames it dlopens. Reads
+  // whole files (cuDNN 9's sub-libraries are hundreds of MB): `deps` does, doctor does not.
+  bool companion_strings = true;
 };
 
 struct LoadCandidate {
