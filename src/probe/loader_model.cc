@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <deque>
+#include <future>
+#include <memory>
 #include <map>
 #include <set>
 #include <unordered_set>
@@ -157,8 +159,26 @@ class Modeler {
  private:
   struct Parsed {
     ElfInfo info;
-    std::vector<std::string> rodata_refs;  // companion names found in read-only data
+    // Companion names found in read-only data. cuDNN's sub-libraries carry up
+    // to 49 MB of it each, so the scan runs on its own thread while the loader
+    // walk goes on; add_companions() waits for it.
+    std::shared_future<std::vector<std::string>> rodata_refs;
   };
+
+  static std::vector<std::string> scan_rodata(ByteView bytes) {
+    std::vector<std::string> refs;
+    for (const char* prefix : {"libcublasLt.so.", "libnvrtc.so."}) {
+      for (auto& s : elf_find_strings(bytes, prefix, 4)) {
+        // Only a bare soname ("libnvrtc.so.13"), not a longer message.
+        if (s.find_first_not_of("0123456789.", std::string_view(prefix).size()) ==
+                std::string::npos &&
+            s.size() > std::string_view(prefix).size()) {
+          refs.push_back(std::move(s));
+        }
+      }
+    }
+    return refs;
+  }
 
   Result<Parsed> open_elf(const std::string& path) {
     auto m = fs_.map_file(path);
@@ -169,16 +189,10 @@ class Modeler {
     Parsed p{std::move(**e), {}};
     const std::string base = path_basename(path);
     if (s_.companions && s_.companion_strings && base.starts_with("libcudnn")) {
-      for (const char* prefix : {"libcublasLt.so.", "libnvrtc.so."}) {
-        for (auto& s : elf_find_strings((*m)->bytes(), prefix, 4)) {
-          // Only a bare soname ("libnvrtc.so.13"), not a longer message.
-          if (s.find_first_not_of("0123456789.", std::string_view(prefix).size()) ==
-                  std::string::npos &&
-              s.size() > std::string_view(prefix).size()) {
-            p.rodata_refs.push_back(std::move(s));
-          }
-        }
-      }
+      std::shared_ptr<MappedFile> mapped(std::move(*m));
+      p.rodata_refs =
+          std::async(std::launch::async, [mapped] { return scan_rodata(mapped->bytes()); })
+              .share();
     }
     return p;
   }
@@ -228,7 +242,10 @@ class Modeler {
       wanted.emplace_back(name, note);
     };
     for (const auto& c : nvidia_runtime_companions(kb_, soname, Os::linux, "")) add(c.name, c.note);
-    for (const auto& ref : rodata_refs_[i]) {
+    const auto refs = rodata_refs_.find(i);
+    for (const auto& ref : refs != rodata_refs_.end() && refs->second.valid()
+                               ? refs->second.get()
+                               : std::vector<std::string>{}) {
       add(ref, ref.starts_with("libnvrtc") ? "cuDNN compiles run-time kernels with NVRTC (dlopen)"
                                            : "cuDNN calls cuBLASLt through dlopen");
     }
@@ -536,7 +553,7 @@ class Modeler {
   std::string lib_, platform_;
   std::vector<std::string> defaults_;
   std::map<std::string, int> loaded_;
-  std::map<int, std::vector<std::string>> rodata_refs_;
+  std::map<int, std::shared_future<std::vector<std::string>>> rodata_refs_;
   bool libcuda_added_ = false;
 };
 
