@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <deque>
 #include <future>
-#include <memory>
 #include <map>
+#include <memory>
 #include <set>
 #include <unordered_set>
 
@@ -191,8 +191,7 @@ class Modeler {
     if (s_.companions && s_.companion_strings && base.starts_with("libcudnn")) {
       std::shared_ptr<MappedFile> mapped(std::move(*m));
       p.rodata_refs =
-          std::async(std::launch::async, [mapped] { return scan_rodata(mapped->bytes()); })
-              .share();
+          std::async(std::launch::async, [mapped] { return scan_rodata(mapped->bytes()); }).share();
     }
     return p;
   }
