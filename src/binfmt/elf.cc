@@ -325,34 +325,52 @@ struct SymTags {
       versym;
 };
 
-Result<void> read_symbols(const ElfFile& f, const std::vector<Phdr>& phdrs,
-                          const std::function<const Result<std::vector<Shdr>>&()>& secs,
-                          ByteView strtab, const SymTags& st, ElfInfo& info);
+// Section headers, read on first use only: when the program headers are not
+// enough. Their errors matter only then.
+class LazySections {
+ public:
+  explicit LazySections(const ElfFile& f) : f_(f) {}
+  const Result<std::vector<Shdr>>& get() {
+    if (!cache_) cache_.emplace(f_.sections());
+    return *cache_;
+  }
 
-Result<ElfInfo> read_dynamic(const ElfFile& f, ElfInfo info, bool with_symbols) {
+ private:
+  const ElfFile& f_;
+  std::optional<Result<std::vector<Shdr>>> cache_;
+};
+
+// What the dynamic array says, with its string table located.
+struct DynTables {
+  std::vector<Phdr> phdrs;
+  std::vector<DynEntry> entries;  // DT_NEEDED, DT_SONAME, DT_RPATH, DT_RUNPATH in order
+  SymTags st;
+  std::optional<ByteView> strtab;
+  std::string strtab_problem;  // why strtab is nullopt
+};
+
+Result<void> read_symbols(const ElfFile& f, const std::vector<Phdr>& phdrs, LazySections& secs,
+                          ByteView strtab, const SymTags& st, ElfInfo& info, bool with_symbols);
+
+// nullopt: the file has no dynamic array (a static executable, an object file).
+Result<std::optional<DynTables>> read_dyn_tables(const ElfFile& f, LazySections& secs) {
   auto phdrs_r = f.program_headers();
   if (!phdrs_r) return std::unexpected(phdrs_r.error());
-  const std::vector<Phdr>& phdrs = *phdrs_r;
+  DynTables t;
+  t.phdrs = std::move(*phdrs_r);
   const ByteView b = f.bytes();
   const uint64_t dyn_entsize = f.header().is64 ? 16 : 8;
 
   // Locate the dynamic array: PT_DYNAMIC first, else the SHT_DYNAMIC section.
   std::optional<ByteView> dyn;
-  for (const Phdr& p : phdrs) {
+  for (const Phdr& p : t.phdrs) {
     if (p.type != kPtDynamic) continue;
     dyn = b.sub(p.offset, p.filesz);
     if (!dyn) return f.err("dynamic segment (PT_DYNAMIC) extends past end of file");
     break;
   }
-  // Section headers are read lazily: only when the program headers are not
-  // enough. Their errors matter only then.
-  std::optional<Result<std::vector<Shdr>>> secs_cache;
-  auto secs = [&]() -> const Result<std::vector<Shdr>>& {
-    if (!secs_cache) secs_cache.emplace(f.sections());
-    return *secs_cache;
-  };
   if (!dyn) {
-    const auto& s = secs();
+    const auto& s = secs.get();
     if (!s) return std::unexpected(s.error());
     for (const Shdr& sh : *s) {
       if (sh.type != kShtDynamic) continue;
@@ -361,14 +379,12 @@ Result<ElfInfo> read_dynamic(const ElfFile& f, ElfInfo info, bool with_symbols) 
       break;
     }
   }
-  if (!dyn) return info;  // static executable, object file, ...
-  info.has_dynamic = true;
+  if (!dyn) return std::optional<DynTables>();
 
   const Reader r(*dyn, f.header().is64, f.header().big);
-  std::vector<DynEntry> entries;
   std::optional<uint64_t> strtab_addr;
   std::optional<uint64_t> strsz;
-  SymTags st;
+  SymTags& st = t.st;
   const uint64_t count = std::min<uint64_t>(dyn->size() / dyn_entsize, kMaxDynamicEntries);
   for (uint64_t i = 0; i < count; ++i) {
     const uint64_t o = i * dyn_entsize;
@@ -390,34 +406,31 @@ Result<ElfInfo> read_dynamic(const ElfFile& f, ElfInfo info, bool with_symbols) 
       case kDtNeeded:
       case kDtSoname:
       case kDtRpath:
-      case kDtRunpath: entries.push_back({tag, val}); break;
+      case kDtRunpath: t.entries.push_back({tag, val}); break;
       default: break;
     }
   }
-  if (entries.empty() && !with_symbols) return info;
 
   // Locate the string table: DT_STRTAB mapped through PT_LOAD, else .dynstr.
-  std::optional<ByteView> strtab;
-  std::string strtab_problem;
   if (strtab_addr) {
-    if (auto m = vaddr_to_offset(phdrs, *strtab_addr)) {
+    if (auto m = vaddr_to_offset(t.phdrs, *strtab_addr)) {
       uint64_t size = m->second;  // to the end of the segment's file bytes
       if (strsz) size = *strsz;
-      strtab = b.sub(m->first, size);
-      if (!strtab) {
-        strtab_problem = fmt::format(
+      t.strtab = b.sub(m->first, size);
+      if (!t.strtab) {
+        t.strtab_problem = fmt::format(
             "dynamic string table (DT_STRTAB 0x{:x}, DT_STRSZ {}) extends past end of file",
             *strtab_addr, size);
       }
     } else {
-      strtab_problem =
+      t.strtab_problem =
           fmt::format("DT_STRTAB address 0x{:x} is not inside any PT_LOAD segment", *strtab_addr);
     }
   } else {
-    strtab_problem = "dynamic section has no DT_STRTAB";
+    t.strtab_problem = "dynamic section has no DT_STRTAB";
   }
-  if (!strtab) {
-    const auto& s = secs();
+  if (!t.strtab) {
+    const auto& s = secs.get();
     if (s) {
       // The SHT_DYNAMIC section's sh_link names its string table; else ".dynstr".
       std::optional<uint64_t> idx;
@@ -438,18 +451,31 @@ Result<ElfInfo> read_dynamic(const ElfFile& f, ElfInfo info, bool with_symbols) 
       }
       if (idx) {
         const Shdr& sh = (*s)[*idx];
-        if (sh.type == kShtStrtab) strtab = b.sub(sh.offset, sh.size);
+        if (sh.type == kShtStrtab) t.strtab = b.sub(sh.offset, sh.size);
       }
     }
-    if (!strtab) {
-      if (entries.empty()) return info;
-      return f.err(strtab_problem);
-    }
   }
+  return std::optional<DynTables>(std::move(t));
+}
+
+Result<ElfInfo> read_dynamic(const ElfFile& f, ElfInfo info, const ElfParseOptions& options) {
+  LazySections secs(f);
+  auto tables = read_dyn_tables(f, secs);
+  if (!tables) return std::unexpected(tables.error());
+  if (!*tables) return info;  // static executable, object file, ...
+  info.has_dynamic = true;
+  const DynTables& t = **tables;
+  const bool with_tables = options.symbols || options.versions;
+  if (t.entries.empty() && !with_tables) return info;
+  if (!t.strtab) {
+    if (t.entries.empty()) return info;
+    return f.err(t.strtab_problem);
+  }
+  const ByteView strtab = *t.strtab;
 
   size_t total = 0;
-  for (const DynEntry& d : entries) {
-    auto str = strtab->cstring(d.val, kMaxDynString);
+  for (const DynEntry& d : t.entries) {
+    auto str = strtab.cstring(d.val, kMaxDynString);
     if (!str) {
       const char* what = d.tag == kDtNeeded   ? "DT_NEEDED"
                          : d.tag == kDtSoname ? "DT_SONAME"
@@ -471,11 +497,10 @@ Result<ElfInfo> read_dynamic(const ElfFile& f, ElfInfo info, bool with_symbols) 
       default: break;
     }
   }
-  if (with_symbols) {
-    std::function<const Result<std::vector<Shdr>>&()> sf = secs;
-    auto sr = read_symbols(f, phdrs, sf, *strtab, st, info);
+  if (with_tables) {
+    auto sr = read_symbols(f, t.phdrs, secs, strtab, t.st, info, options.symbols);
     if (!sr) return std::unexpected(sr.error());
-    info.symbols_read = true;
+    info.symbols_read = options.symbols;
   }
   return info;
 }
@@ -513,18 +538,24 @@ Result<uint64_t> gnu_hash_count(const ElfFile& f, ByteView h) {
   return f.err("DT_GNU_HASH chain does not terminate");
 }
 
-Result<void> read_symbols(const ElfFile& f, const std::vector<Phdr>& phdrs,
-                          const std::function<const Result<std::vector<Shdr>>&()>& secs,
-                          ByteView strtab, const SymTags& st, ElfInfo& info) {
+// Where .dynsym is and how many entries it has.
+struct DynsymLocation {
+  ByteView table;
+  uint64_t count = 0;
+  uint64_t entsize = 0;
+};
+
+// The SHT_DYNSYM section when present, else DT_SYMTAB with its count from DT_HASH,
+// else from DT_GNU_HASH. nullopt: the file has no dynamic symbol table.
+Result<std::optional<DynsymLocation>> locate_dynsym(const ElfFile& f,
+                                                    const std::vector<Phdr>& phdrs,
+                                                    LazySections& secs, const SymTags& st) {
   const bool is64 = f.header().is64;
   const uint64_t entsize_min = is64 ? 24 : 16;
-  // Symbol table location and count: the SHT_DYNSYM section when present.
   std::optional<ByteView> table;
-  std::vector<uint16_t> symbol_versions;  // DT_VERSYM index, parallel to dynamic_symbols
-  uint64_t name_bytes = 0;                // symbol names and their versions, in all
-  uint64_t entsize = st.syment.value_or(entsize_min);
+  const uint64_t entsize = st.syment.value_or(entsize_min);
   std::optional<uint64_t> count;
-  if (const auto& s = secs(); s) {
+  if (const auto& s = secs.get(); s) {
     for (const Shdr& sh : *s) {
       if (sh.type != kShtDynsym) continue;
       table = f.bytes().sub(sh.offset, sh.size);
@@ -554,30 +585,45 @@ Result<void> read_symbols(const ElfFile& f, const std::vector<Phdr>& phdrs,
           "DT_SYMTAB without DT_HASH, DT_GNU_HASH or a .dynsym section: symbol count unknown");
     }
   }
-  if (table && count) {
-    if (entsize < entsize_min) {
-      return f.err(
-          fmt::format("dynamic symbol entry size {} is smaller than {}", entsize, entsize_min));
-    }
-    if (*count > kMaxSymbols) return f.err(fmt::format("too many dynamic symbols ({})", *count));
-    if (!table->in_bounds(0, *count * entsize)) {
-      return f.err(
-          fmt::format("dynamic symbol table ({} entries) extends past end of file", *count));
-    }
-    const Reader r(*table, is64, f.header().big);
+  if (!table || !count) return std::optional<DynsymLocation>();
+  if (entsize < entsize_min) {
+    return f.err(
+        fmt::format("dynamic symbol entry size {} is smaller than {}", entsize, entsize_min));
+  }
+  if (*count > kMaxSymbols) return f.err(fmt::format("too many dynamic symbols ({})", *count));
+  if (!table->in_bounds(0, *count * entsize)) {
+    return f.err(fmt::format("dynamic symbol table ({} entries) extends past end of file", *count));
+  }
+  return std::optional<DynsymLocation>(DynsymLocation{*table, *count, entsize});
+}
+
+Result<void> read_symbols(const ElfFile& f, const std::vector<Phdr>& phdrs, LazySections& secs,
+                          ByteView strtab, const SymTags& st, ElfInfo& info, bool with_symbols) {
+  const bool is64 = f.header().is64;
+  std::vector<uint16_t> symbol_versions;  // DT_VERSYM index, parallel to dynamic_symbols
+  uint64_t name_bytes = 0;                // symbol names and their versions, in all
+  std::optional<DynsymLocation> loc;
+  if (with_symbols) {
+    auto l = locate_dynsym(f, phdrs, secs, st);
+    if (!l) return std::unexpected(l.error());
+    loc = *l;
+  }
+  if (loc) {
+    const uint64_t count = loc->count, entsize = loc->entsize;
+    const Reader r(loc->table, is64, f.header().big);
     // DT_VERSYM: one uint16 version index per .dynsym entry.
     std::optional<ByteView> versym;
     if (st.versym) {
       versym = at_vaddr(f, phdrs, *st.versym);
       if (!versym) return f.err("DT_VERSYM table is outside the file");
-      if (!versym->in_bounds(0, *count * 2)) {
-        return f.err(fmt::format("DT_VERSYM table is shorter than the {} dynamic symbols", *count));
+      if (!versym->in_bounds(0, count * 2)) {
+        return f.err(fmt::format("DT_VERSYM table is shorter than the {} dynamic symbols", count));
       }
     }
     const Reader vr(versym.value_or(ByteView()), is64, f.header().big);
-    info.dynamic_symbols.reserve(static_cast<size_t>(*count));
-    symbol_versions.reserve(static_cast<size_t>(*count));
-    for (uint64_t i = 1; i < *count; ++i) {
+    info.dynamic_symbols.reserve(static_cast<size_t>(count));
+    symbol_versions.reserve(static_cast<size_t>(count));
+    for (uint64_t i = 1; i < count; ++i) {
       const uint64_t o = i * entsize;
       const uint32_t name = r.u32(o);
       const uint8_t sinfo = is64 ? r.u8(o + 4) : r.u8(o + 12);
@@ -690,6 +736,179 @@ Result<void> read_symbols(const ElfFile& f, const std::vector<Phdr>& phdrs,
   return {};
 }
 
+}  // namespace
+
+// ---- ElfSymbolTable ------------------------------------------------------------------
+
+Result<std::optional<ElfSymbolTable>> ElfSymbolTable::read(ByteView bytes,
+                                                           const std::string& name) {
+  auto f = open_elf(bytes, name);
+  if (!f) return std::unexpected(f.error());
+  if (!*f) return std::optional<ElfSymbolTable>();
+  const ElfFile& file = **f;
+  LazySections secs(file);
+  auto tables = read_dyn_tables(file, secs);
+  if (!tables) return std::unexpected(tables.error());
+  if (!*tables || !(*tables)->strtab) return std::optional<ElfSymbolTable>();
+  const DynTables& t = **tables;
+  auto loc = locate_dynsym(file, t.phdrs, secs, t.st);
+  if (!loc) return std::unexpected(loc.error());
+  if (!*loc) return std::optional<ElfSymbolTable>();
+
+  ElfSymbolTable s;
+  s.table_ = (*loc)->table;
+  s.strtab_ = *t.strtab;
+  s.count_ = (*loc)->count;
+  s.entsize_ = (*loc)->entsize;
+  s.is64_ = file.header().is64;
+  s.big_ = file.header().big;
+  const Reader r(s.table_, s.is64_, s.big_);
+  uint64_t name_bytes = 0;
+  for (uint64_t i = 1; i < s.count_; ++i) {
+    const uint64_t o = i * s.entsize_;
+    const uint16_t shndx = s.is64_ ? r.u16(o + 6) : r.u16(o + 14);
+    if (shndx != 0) continue;  // defined here: looked up through the hash table
+    const uint8_t bind = (s.is64_ ? r.u8(o + 4) : r.u8(o + 12)) >> 4;
+    if (bind != 1 && bind != 2 && bind != 10) continue;  // GLOBAL, WEAK, GNU_UNIQUE
+    const uint32_t off = r.u32(o);
+    auto n = s.strtab_.cstring(off, kMaxDynString);
+    if (!n) {
+      return file.err(
+          fmt::format("dynamic symbol {} name offset {} is outside the string table", i, off));
+    }
+    if (n->empty()) continue;
+    name_bytes += n->size();
+    if (name_bytes > kMaxSymbolBytesTotal) {
+      return file.err(
+          fmt::format("dynamic symbol names exceed {} bytes in all", kMaxSymbolBytesTotal));
+    }
+    s.imports_.push_back(Import{*n, bind == 2});
+  }
+
+  // The hash tables. One that does not fit the file is not used (lookups then go
+  // through a linear index): ld.so would fail on it, but its names are still
+  // worth reporting.
+  const uint64_t word = s.is64_ ? 8 : 4;
+  if (t.st.gnu_hash) {
+    if (auto h = at_vaddr(file, t.phdrs, *t.st.gnu_hash); h && h->size() >= 16) {
+      const Reader hr(*h, s.is64_, s.big_);
+      const uint32_t nbuckets = hr.u32(0), symoffset = hr.u32(4), bloom = hr.u32(8),
+                     shift = hr.u32(12);
+      const uint64_t buckets_off = 16 + uint64_t{bloom} * word;
+      const uint64_t chains_off = buckets_off + uint64_t{nbuckets} * 4;
+      if (nbuckets > 0 && bloom > 0 && nbuckets <= kMaxSymbols && bloom <= kMaxSymbols &&
+          symoffset <= s.count_ && h->in_bounds(16, uint64_t{bloom} * word) &&
+          h->in_bounds(buckets_off, uint64_t{nbuckets} * 4)) {
+        s.gnu_bloom_ = *h->sub(16, uint64_t{bloom} * word);
+        s.gnu_buckets_ = *h->sub(buckets_off, uint64_t{nbuckets} * 4);
+        // Chains: as far as the file goes, at most one per hashed symbol.
+        const uint64_t avail = h->size() - std::min<uint64_t>(h->size(), chains_off);
+        const uint64_t chains = std::min<uint64_t>(avail / 4, s.count_ - symoffset);
+        s.gnu_chains_ = h->sub(chains_off, chains * 4).value_or(ByteView());
+        s.gnu_nbuckets_ = nbuckets;
+        s.gnu_symoffset_ = symoffset;
+        s.gnu_bloom_words_ = bloom;
+        s.gnu_shift_ = shift;
+      }
+    }
+  }
+  if (s.gnu_nbuckets_ == 0 && t.st.hash) {
+    if (auto h = at_vaddr(file, t.phdrs, *t.st.hash); h && h->size() >= 8) {
+      const Reader hr(*h, s.is64_, s.big_);
+      const uint32_t nbucket = hr.u32(0), nchain = hr.u32(4);
+      if (nbucket > 0 && nbucket <= kMaxSymbols && nchain <= kMaxSymbols &&
+          h->in_bounds(8, (uint64_t{nbucket} + nchain) * 4)) {
+        s.sysv_buckets_ = *h->sub(8, uint64_t{nbucket} * 4);
+        s.sysv_chains_ = *h->sub(8 + uint64_t{nbucket} * 4, uint64_t{nchain} * 4);
+        s.sysv_nbucket_ = nbucket;
+        s.sysv_nchain_ = nchain;
+      }
+    }
+  }
+  return std::optional<ElfSymbolTable>(std::move(s));
+}
+
+std::string_view ElfSymbolTable::lookup_method() const {
+  if (gnu_nbuckets_ > 0) return "gnu";
+  if (sysv_nbucket_ > 0) return "sysv";
+  return "none";
+}
+
+bool ElfSymbolTable::defined_at(uint64_t index, std::string_view name) const {
+  if (index == 0 || index >= count_) return false;
+  const Reader r(table_, is64_, big_);
+  const uint64_t o = index * entsize_;
+  const uint16_t shndx = is64_ ? r.u16(o + 6) : r.u16(o + 14);
+  if (shndx == 0) return false;
+  const uint8_t bind = (is64_ ? r.u8(o + 4) : r.u8(o + 12)) >> 4;
+  if (bind != 1 && bind != 2 && bind != 10) return false;
+  auto n = strtab_.cstring(r.u32(o), kMaxDynString);
+  return n && *n == name;
+}
+
+bool ElfSymbolTable::gnu_lookup(std::string_view name) const {
+  uint32_t h = 5381;  // dl_new_hash
+  for (unsigned char c : name) h = h * 33 + c;
+  const Reader br(gnu_bloom_, is64_, big_);
+  const uint32_t bits = is64_ ? 64 : 32;
+  const uint64_t w = (h / bits) % gnu_bloom_words_;
+  const uint64_t bword = is64_ ? br.u64(w * 8) : br.u32(w * 4);
+  const uint64_t mask = (uint64_t{1} << (h % bits)) |
+                        (uint64_t{1} << ((gnu_shift_ < 32 ? h >> gnu_shift_ : 0) % bits));
+  if ((bword & mask) != mask) return false;
+  const Reader r(gnu_buckets_, is64_, big_);
+  uint64_t idx = r.u32((h % gnu_nbuckets_) * 4);
+  if (idx < gnu_symoffset_ || idx == 0) return false;
+  const Reader cr(gnu_chains_, is64_, big_);
+  for (; idx < count_; ++idx) {
+    const uint64_t c = idx - gnu_symoffset_;
+    if (!gnu_chains_.in_bounds(c * 4, 4)) return false;
+    const uint32_t ch = cr.u32(c * 4);
+    if ((ch | 1u) == (h | 1u) && defined_at(idx, name)) return true;
+    if (ch & 1u) return false;
+  }
+  return false;
+}
+
+bool ElfSymbolTable::sysv_lookup(std::string_view name) const {
+  uint32_t h = 0;  // the SysV ELF hash
+  for (unsigned char c : name) {
+    h = (h << 4) + c;
+    const uint32_t g = h & 0xf0000000u;
+    if (g != 0) h ^= g >> 24;
+    h &= ~g;
+  }
+  const Reader br(sysv_buckets_, is64_, big_);
+  const Reader cr(sysv_chains_, is64_, big_);
+  uint64_t idx = br.u32((h % sysv_nbucket_) * 4);
+  // A chain visits each symbol once at most; a longer one is a loop.
+  for (uint64_t steps = 0; idx != 0 && idx < sysv_nchain_ && steps < sysv_nchain_; ++steps) {
+    if (defined_at(idx, name)) return true;
+    idx = cr.u32(idx * 4);
+  }
+  return false;
+}
+
+bool ElfSymbolTable::defines(std::string_view name) const {
+  if (name.empty()) return false;
+  if (gnu_nbuckets_ > 0) return gnu_lookup(name);
+  if (sysv_nbucket_ > 0) return sysv_lookup(name);
+  if (!linear_) {
+    linear_.emplace();
+    const Reader r(table_, is64_, big_);
+    for (uint64_t i = 1; i < count_; ++i) {
+      const uint64_t o = i * entsize_;
+      if ((is64_ ? r.u16(o + 6) : r.u16(o + 14)) == 0) continue;
+      const uint8_t bind = (is64_ ? r.u8(o + 4) : r.u8(o + 12)) >> 4;
+      if (bind != 1 && bind != 2 && bind != 10) continue;
+      if (auto n = strtab_.cstring(r.u32(o), kMaxDynString); n && !n->empty()) linear_->insert(*n);
+    }
+  }
+  return linear_->count(name) > 0;
+}
+
+namespace {
+
 struct Region {
   uint64_t offset;
   uint64_t size;
@@ -784,7 +1003,7 @@ Result<std::optional<ElfInfo>> parse_elf(ByteView bytes, const std::string& name
   info.machine = h.machine;
   info.os_abi = h.os_abi;
   info.type = h.type;
-  auto full = read_dynamic(**f, std::move(info), options.symbols);
+  auto full = read_dynamic(**f, std::move(info), options);
   if (!full) return std::unexpected(full.error());
   return std::optional<ElfInfo>(std::move(*full));
 }

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "util/bytes.h"
@@ -60,6 +62,8 @@ struct ElfParseOptions {
   // tables. The symbol count comes from the SHT_DYNSYM section, else DT_HASH,
   // else DT_GNU_HASH.
   bool symbols = false;
+  // Read DT_VERNEED/DT_VERDEF (version_needs, version_defs) without the symbols.
+  bool versions = false;
 };
 
 // "x86-64", "aarch64", "i386", ... or "machine 0xNN".
@@ -70,6 +74,49 @@ std::string elf_machine_name(uint16_t machine);
 Result<std::optional<ElfInfo>> parse_elf(ByteView bytes, const std::string& name);
 Result<std::optional<ElfInfo>> parse_elf(ByteView bytes, const std::string& name,
                                          const ElfParseOptions& options);
+
+// The dynamic symbols of a mapped ELF file, read in place for checking many
+// imports against many libraries the way ld.so does: names are views into the
+// file's bytes, and a lookup goes through the file's own DT_GNU_HASH (else
+// DT_HASH) table, so a library with 250,000 exports (libtorch_cpu.so) is never
+// copied to be searched. `bytes` must outlive the table.
+class ElfSymbolTable {
+ public:
+  struct Import {
+    std::string_view name;
+    bool weak = false;  // STB_WEAK: may stay unresolved
+  };
+
+  // nullopt: not an ELF file, or one without a dynamic symbol table. Error: the
+  // tables are corrupt (the message names the structure).
+  static Result<std::optional<ElfSymbolTable>> read(ByteView bytes, const std::string& name);
+
+  // Undefined GLOBAL/WEAK symbols, in table order.
+  const std::vector<Import>& imports() const { return imports_; }
+  // True when the file defines (exports) `name` in any version.
+  bool defines(std::string_view name) const;
+  uint64_t symbol_count() const { return count_; }
+  // "gnu", "sysv" or "none" (a linear index, built on the first lookup).
+  std::string_view lookup_method() const;
+
+ private:
+  ElfSymbolTable() = default;
+  bool defined_at(uint64_t index, std::string_view name) const;
+  bool gnu_lookup(std::string_view name) const;
+  bool sysv_lookup(std::string_view name) const;
+
+  ByteView table_, strtab_;
+  uint64_t count_ = 0, entsize_ = 0;
+  bool is64_ = false, big_ = false;
+  // DT_GNU_HASH: the bloom words, buckets and chains, checked when read.
+  ByteView gnu_bloom_, gnu_buckets_, gnu_chains_;
+  uint32_t gnu_nbuckets_ = 0, gnu_symoffset_ = 0, gnu_bloom_words_ = 0, gnu_shift_ = 0;
+  // DT_HASH.
+  ByteView sysv_buckets_, sysv_chains_;
+  uint32_t sysv_nbucket_ = 0, sysv_nchain_ = 0;
+  std::vector<Import> imports_;
+  mutable std::optional<std::unordered_set<std::string_view>> linear_;
+};
 
 // Scans the read-only data of an ELF for NUL-terminated strings that start with
 // `prefix` (e.g. "libcublasLt.so.") and returns the distinct ones found, in

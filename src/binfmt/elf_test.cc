@@ -256,6 +256,54 @@ TEST_P(ElfVariants, SymbolCountUnknownIsAnError) {
   ASSERT_TRUE(plain.has_value() && plain->has_value());
 }
 
+// ElfSymbolTable finds the same exports and imports through DT_GNU_HASH, DT_HASH
+// or, with neither, a linear index; every truncation is a value or a named error.
+TEST_P(ElfVariants, SymbolTableLooksUpThroughEachHashTable) {
+  const auto [is64, big] = GetParam();
+  struct Source {
+    const char* what;
+    bool sections, sysv, gnu;
+    const char* method;
+  };
+  for (const Source& src :
+       {Source{"both", false, true, true, "gnu"}, Source{"DT_HASH", false, true, false, "sysv"},
+        Source{"DT_GNU_HASH", false, false, true, "gnu"},
+        Source{"section only", true, false, false, "none"}}) {
+    SCOPED_TRACE(src.what);
+    ElfSpec s = symbol_spec(is64, big);
+    s.sections = src.sections;
+    s.sysv_hash = src.sysv;
+    s.gnu_hash = src.gnu;
+    auto img = build_elf(s);
+    auto t = ElfSymbolTable::read(view(img.bytes), "libfoo.so.1");
+    ASSERT_TRUE(t.has_value()) << t.error().message;
+    ASSERT_TRUE(t->has_value());
+    const ElfSymbolTable& st = **t;
+    EXPECT_EQ(st.lookup_method(), src.method);
+    EXPECT_TRUE(st.defines("cudnnGetVersion"));
+    EXPECT_TRUE(st.defines("cudnnTable"));  // a hidden (non-default) version still defines it
+    EXPECT_FALSE(st.defines("malloc"));     // imported, not defined
+    EXPECT_FALSE(st.defines("cudnnGetVersio"));
+    EXPECT_FALSE(st.defines("cudnnGetVersionX"));
+    EXPECT_FALSE(st.defines(""));
+    ASSERT_EQ(st.imports().size(), 2u);
+    EXPECT_EQ(st.imports()[0].name, "malloc");
+    EXPECT_FALSE(st.imports()[0].weak);
+    EXPECT_EQ(st.imports()[1].name, "__gmon_start__");
+    EXPECT_TRUE(st.imports()[1].weak);
+    for (size_t n = 0; n < img.bytes.size(); ++n) {
+      std::vector<uint8_t> cut(img.bytes.begin(), img.bytes.begin() + static_cast<ptrdiff_t>(n));
+      auto tr = ElfSymbolTable::read(view(cut), "t.so");
+      if (!tr) {
+        EXPECT_THAT(tr.error().message, StartsWith("t.so: "));
+      } else if (*tr) {
+        (void)(*tr)->defines("cudnnGetVersion");
+        (void)(*tr)->defines("malloc");
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(All, ElfVariants,
                          ::testing::Values(Variant{true, false}, Variant{false, false},
                                            Variant{true, true}, Variant{false, true}),
@@ -677,8 +725,59 @@ TEST(ElfOnDisk, DynamicSymbolsAndVersions) {
     ASSERT_TRUE(r2.has_value()) << r2.error().message;
     ASSERT_TRUE(r2->has_value());
     EXPECT_EQ((*r2)->dynamic_symbols.size(), i.dynamic_symbols.size());
+    // The in-place table: the same answers through the linker's hash table.
+    for (const auto& bytes_view :
+         {f.view(), ByteView(bytes.data(), bytes.size())}) {  // with, without section headers
+      auto t = ElfSymbolTable::read(bytes_view, lib.string());
+      ASSERT_TRUE(t.has_value()) << t.error().message;
+      ASSERT_TRUE(t->has_value());
+      EXPECT_EQ((*t)->lookup_method(), hash == std::string("gnu") ? "gnu" : "sysv");
+      EXPECT_TRUE((*t)->defines("exported_fn"));
+      EXPECT_TRUE((*t)->defines("exported_var"));
+      EXPECT_TRUE((*t)->defines("use_local"));
+      EXPECT_FALSE((*t)->defines("local_fn"));
+      EXPECT_FALSE((*t)->defines("imported_thing"));
+      std::vector<std::string> imports;
+      for (const auto& imp : (*t)->imports()) {
+        imports.push_back(std::string(imp.name) + (imp.weak ? " weak" : ""));
+      }
+      EXPECT_THAT(imports, ::testing::Contains("imported_thing"));
+      EXPECT_THAT(imports, ::testing::Contains("maybe_there weak"));
+    }
   }
   std::filesystem::remove_all(dir);
+}
+
+// On real libraries, every export that the full reader lists is found by the
+// hash-table lookup, and no import is.
+TEST(ElfOnDisk, SymbolTableAgreesWithTheFullReaderOnRealLibraries) {
+  int checked = 0;
+  for (const char* path :
+       {"/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libstdc++.so.6",
+        "/usr/local/cuda/lib64/libcublas.so.13", "/usr/local/cuda/lib64/libcudnn_graph.so.9"}) {
+    MappedFile f(path);
+    if (!f.ok()) continue;
+    SCOPED_TRACE(path);
+    auto full = parse_elf(f.view(), path, ElfParseOptions{.symbols = true});
+    ASSERT_TRUE(full && *full) << (full ? "" : full.error().message);
+    auto t = ElfSymbolTable::read(f.view(), path);
+    ASSERT_TRUE(t && *t) << (t ? "" : t.error().message);
+    size_t exports = 0, imports = 0;
+    for (const auto& s : (*full)->dynamic_symbols) {
+      if (s.defined) {
+        ++exports;
+        EXPECT_TRUE((*t)->defines(s.name)) << s.name;
+      } else {
+        ++imports;
+      }
+    }
+    EXPECT_EQ((*t)->imports().size(), imports);
+    for (const auto& imp : (*t)->imports()) EXPECT_FALSE((*t)->defines(imp.name)) << imp.name;
+    std::cout << "[ info ] " << path << ": " << exports << " exports found by "
+              << (*t)->lookup_method() << " hash, " << imports << " imports\n";
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "no system library at the usual paths";
 }
 
 TEST(ElfOnDisk, LibcVersionNeedsOfARealLibrary) {

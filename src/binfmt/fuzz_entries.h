@@ -50,6 +50,25 @@ inline uint64_t elf_one_input(const uint8_t* data, size_t size) {
     }
     for (const auto& v : (*sym)->version_defs) sink += touch(v);
   }
+  auto ver = parse_elf(bytes, "fuzz.so", ElfParseOptions{.versions = true});
+  if (!ver) {
+    sink += touch(ver.error().message);
+  } else if (*ver) {
+    sink += (*ver)->version_needs.size() + (*ver)->version_defs.size();
+  }
+  auto table = ElfSymbolTable::read(bytes, "fuzz.so");
+  if (!table) {
+    sink += touch(table.error().message);
+  } else if (*table) {
+    const ElfSymbolTable& t = **table;
+    sink += t.symbol_count() + t.lookup_method().size();
+    for (const auto& imp : t.imports()) sink += touch(std::string(imp.name)) + t.defines(imp.name);
+    // Exports as the full reader listed them, and names no table holds.
+    if (sym && *sym) {
+      for (const auto& s : (*sym)->dynamic_symbols) sink += t.defines(s.name);
+    }
+    sink += t.defines("cudnnGetVersion") + t.defines("") + t.defines(std::string(300, 'x'));
+  }
   for (const auto& s : elf_find_strings(bytes, "lib")) sink += touch(s);
   for (const auto& s : elf_find_strings(bytes, "libcublasLt.so.", 4)) sink += touch(s);
   return sink;
