@@ -5,6 +5,7 @@
 // the loader would resolve.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -66,6 +67,58 @@ class Tree : public testing::SysrootBase<Tree> {
     return *this;
   }
   Tree& env(const std::string& text) { return file("/env", text); }
+  // An ELF library at `path` with DT_NEEDED entries and DT_RPATH / DT_RUNPATH.
+  Tree& elf(const std::string& path, const std::vector<std::string>& needed,
+            std::optional<std::string> rpath, std::optional<std::string> runpath = std::nullopt) {
+    testbuild::ElfSpec spec;
+    spec.soname = path.substr(path.rfind('/') + 1);
+    spec.needed = needed;
+    spec.rpath = std::move(rpath);
+    spec.runpath = std::move(runpath);
+    return file(path, as_string(testbuild::build_elf(spec).bytes));
+  }
+  // cuDNN 9 as the nvidia-cudnn-cu13 wheel ships it in `site`: files named by soname only,
+  // each with DT_RUNPATH $ORIGIN.
+  Tree& cudnn_wheel(const std::string& site, const std::string& version) {
+    dist(site, "nvidia-cudnn-cu13", version);
+    for (const char* sub : {"", "_graph", "_ops", "_cnn", "_adv", "_engines_precompiled",
+                            "_engines_runtime_compiled", "_heuristic"}) {
+      so(site + "/nvidia/cudnn/lib", std::string("libcudnn") + sub + ".so.9",
+         std::string("libcudnn") + sub + ".so.9", "$ORIGIN");
+    }
+    return *this;
+  }
+  Tree& dist(const std::string& site, const std::string& name, const std::string& version) {
+    std::string d = name;
+    std::replace(d.begin(), d.end(), '-', '_');
+    return file(site + "/" + d + "-" + version + ".dist-info/METADATA",
+                "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n")
+        .file(site + "/" + d + "-" + version + ".dist-info/INSTALLER", "pip\n");
+  }
+  // A venv at kVenvPrefix (Python 3.12) on VIRTUAL_ENV; returns its site-packages.
+  std::string venv() {
+    file(std::string(kVenvPrefix) + "/pyvenv.cfg",
+         "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.3\n");
+    file(std::string(kVenvPrefix) + "/bin/python3", "not really python");
+    const std::string site = std::string(kVenvPrefix) + "/lib/python3.12/site-packages";
+    fs::create_directories(at(site));
+    return site;
+  }
+  static constexpr const char* kVenvPrefix = "/home/u/venv";
+  static std::string venv_env() {
+    return std::string("HOME=/home/u\nVIRTUAL_ENV=") + kVenvPrefix + "\nPATH=" + kVenvPrefix +
+           "/bin:/usr/bin\n";
+  }
+  // torch `version` (CUDA `cuda`) whose libtorch_cuda.so needs `cudnn_soname` through the
+  // wheel's DT_RPATH, as the PyPI wheels are linked.
+  Tree& torch(const std::string& site, const std::string& version, const std::string& cuda,
+              const std::string& cudnn_soname) {
+    dist(site, "torch", version);
+    file(site + "/torch/version.py",
+         "__version__ = '" + version + "'\ndebug = False\ncuda = '" + cuda + "'\n");
+    return elf(site + "/torch/lib/libtorch_cuda.so", {cudnn_soname},
+               "$ORIGIN/../../nvidia/cudnn/lib:$ORIGIN/../../nvidia/cublas/lib:$ORIGIN");
+  }
 
   // A PE image (x64 or x86) with a file version, imports ("dll" -> functions) and exports.
   Tree& dll(const std::string& path, std::array<uint16_t, 4> version = {1, 0, 0, 0},
@@ -251,6 +304,174 @@ TEST(LoaderScenario, CudnnSublibraryAbsentIsMissingAndOneResolvedElsewhereIsNot)
   }
 }
 
+// ---- Linux: the frameworks of a Python environment, through the loader model -------------
+
+// torch 2.11 with the cuDNN 9.19 wheel (reached by libtorch_cuda.so's DT_RPATH) and a
+// system cuDNN `system_version` in /opt/cudnn/lib; `llp` is LD_LIBRARY_PATH ("" unset).
+void torch_with_system_cudnn(Tree& t, const std::string& system_version, const std::string& llp) {
+  const std::string site = t.venv();
+  t.torch(site, "2.11.0+cu130", "13.0", "libcudnn.so.9").cudnn_wheel(site, "9.19.0.56");
+  t.cudnn("/opt/cudnn/lib", system_version, true);
+  t.so("/opt/other/lib", "libfoo.so.1", "libfoo.so.1");
+  t.env(Tree::venv_env() + (llp.empty() ? "" : "LD_LIBRARY_PATH=" + llp + "\n"));
+}
+
+// libcudnn.so.9 comes from the wheel (DT_RPATH is searched before LD_LIBRARY_PATH), but it
+// opens its sub-libraries through its DT_RUNPATH $ORIGIN, which comes after LD_LIBRARY_PATH:
+// the system's 9.1 sub-libraries load with the wheel's 9.19 main library.
+TEST(LoaderScenario, LdLibraryPathMixesSystemCudnnSublibrariesIntoTheTorchWheel) {
+  Tree t;
+  torch_with_system_cudnn(t, "9.1.0", "/opt/cudnn/lib:/usr/local/cuda/lib64");
+  json j = t.doctor(Os::linux);
+  std::vector<const json*> hits;
+  for (const auto& f : j["findings"]) {
+    if (f["id"] == "pip-cudnn-vs-system-cudnn-symbols") hits.push_back(&f);
+  }
+  ASSERT_EQ(hits.size(), 1u) << j["findings"].dump(2);  // one finding for the one cause
+  const json& f = *hits[0];
+  EXPECT_NE(f["title"].get<std::string>().find("LD_LIBRARY_PATH puts cuDNN 9.1.0 (/opt/cudnn/lib) "
+                                               "ahead of the cuDNN 9.19.0.56 wheel"),
+            std::string::npos)
+      << f.dump(2);
+  const std::string e = text(f["evidence"]);
+  const std::string wheel = "/home/u/venv/lib/python3.12/site-packages/nvidia/cudnn/lib";
+  EXPECT_NE(e.find("libcudnn.so.9 9.19.0.56 from " + wheel +
+                   "/libcudnn.so.9 (DT_RPATH of libtorch_cuda.so"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("libcudnn_ops.so.9 9.1.0 from /opt/cudnn/lib/libcudnn_ops.so.9 "
+                   "(LD_LIBRARY_PATH)"),
+            std::string::npos)
+      << e;
+  // The fix removes exactly that entry.
+  EXPECT_NE(text(f["fix"]).find("export LD_LIBRARY_PATH='/usr/local/cuda/lib64'"),
+            std::string::npos)
+      << f.dump(2);
+}
+
+TEST(LoaderScenario, TorchWheelCudnnIsNotMixedWithoutLdLibraryPathOrWithTheSameRelease) {
+  for (const auto& [version, llp] : std::vector<std::pair<std::string, std::string>>{
+           {"9.1.0", ""}, {"9.19.0", "/opt/cudnn/lib"}, {"9.1.0", "/opt/other/lib"}}) {
+    Tree t;
+    torch_with_system_cudnn(t, version, llp);
+    json j = t.doctor(Os::linux);
+    EXPECT_FALSE(ids(j).count("pip-cudnn-vs-system-cudnn-symbols"))
+        << version << " LD_LIBRARY_PATH=" << llp << "\n"
+        << j["findings"].dump(2);
+  }
+}
+
+// JAX's CUDA plugin reaches the wheels through DT_RUNPATH only: LD_LIBRARY_PATH shadows even
+// the main library.
+TEST(LoaderScenario, LdLibraryPathShadowsTheWholeCudnnOfARunpathOnlyFramework) {
+  Tree t;
+  const std::string site = t.venv();
+  t.dist(site, "jax", "0.7.2")
+      .dist(site, "jaxlib", "0.7.2")
+      .dist(site, "jax-cuda13-plugin", "0.7.2");
+  t.elf(site + "/jax_plugins/xla_cuda13/xla_cuda_plugin.so", {"libcudnn.so.9"}, std::nullopt,
+        "$ORIGIN/../../nvidia/cudnn/lib");
+  t.cudnn_wheel(site, "9.19.0.56").cudnn("/opt/cudnn/lib", "9.14.0", true);
+  t.env(Tree::venv_env() + "LD_LIBRARY_PATH=/opt/cudnn/lib\n");
+  json j = t.doctor(Os::linux);
+  const json* f = finding(j, "pip-cudnn-vs-system-cudnn-symbols");
+  ASSERT_NE(f, nullptr) << j["findings"].dump(2);
+  EXPECT_NE(text((*f)["evidence"])
+                .find("jax (xla_cuda_plugin.so): libcudnn.so.9 9.14.0 from "
+                      "/opt/cudnn/lib/libcudnn.so.9 (LD_LIBRARY_PATH)"),
+            std::string::npos)
+      << f->dump(2);
+  EXPECT_NE(text((*f)["fix"]).find("unset LD_LIBRARY_PATH"), std::string::npos) << f->dump(2);
+}
+
+// The toolkit's stubs directory first on LD_LIBRARY_PATH (with the libcuda.so.1 link
+// ldconfig or a Dockerfile made there): dlopen("libcuda.so.1") takes the stub.
+TEST(LoaderScenario, LdLibraryPathPutsTheLibcudaStubFirst) {
+  auto tree = [](Tree& t, const std::string& llp) {
+    t.so(kLinuxLib, "libcuda.so.580.95.05", "libcuda.so.1");
+    t.so("/usr/local/cuda-13.0/lib64/stubs", "libcuda.so", "libcuda.so.1");
+    t.env("LD_LIBRARY_PATH=" + llp + "\n");
+  };
+  Tree t;
+  tree(t, "/usr/local/cuda-13.0/lib64/stubs:/usr/local/cuda-13.0/lib64");
+  json j = t.doctor(Os::linux);
+  int n = 0;
+  for (const auto& x : j["findings"]) n += x["id"] == "libcuda-stub-loaded";
+  EXPECT_EQ(n, 1) << j["findings"].dump(2);
+  const json* f = finding(j, "libcuda-stub-loaded");
+  ASSERT_NE(f, nullptr) << j["findings"].dump(2);
+  EXPECT_EQ((*f)["severity"], "error");
+  EXPECT_NE(text((*f)["evidence"]).find("the real driver library " + kLinuxLib + "/libcuda.so.1"),
+            std::string::npos)
+      << f->dump(2);
+  EXPECT_NE(text((*f)["fix"]).find("export LD_LIBRARY_PATH='/usr/local/cuda-13.0/lib64'"),
+            std::string::npos)
+      << f->dump(2);
+
+  Tree after;
+  tree(after, kLinuxLib + ":/usr/local/cuda-13.0/lib64/stubs");
+  json k = after.doctor(Os::linux);
+  EXPECT_FALSE(ids(k).count("libcuda-stub-loaded")) << k["findings"].dump(2);
+}
+
+// torch 2.0 for CUDA 11.8 links libcudnn.so.8, found only through its wheel's DT_RPATH.
+TEST(LoaderScenario, FrameworkCudnn8NotResolvableIsNamedWithTheSearchedDirectories) {
+  Tree t;
+  const std::string site = t.venv();
+  t.torch(site, "2.0.1+cu118", "11.8", "libcudnn.so.8");
+  t.env(Tree::venv_env());
+  json j = t.doctor(Os::linux);
+  const json* f = finding(j, "libcudnn8-not-found");
+  ASSERT_NE(f, nullptr) << j["findings"].dump(2);
+  const std::string e = text((*f)["evidence"]);
+  EXPECT_NE(e.find("libtorch_cuda.so lists libcudnn.so.8 as DT_NEEDED"), std::string::npos) << e;
+  EXPECT_NE(e.find(site + "/nvidia/cudnn/lib"), std::string::npos) << e;  // searched
+  EXPECT_NE(text((*f)["fix"]).find("install 'nvidia-cudnn-cu11==8.9.*'"), std::string::npos)
+      << f->dump(2);
+
+  Tree ok;  // the cuDNN 8 wheel is where the DT_RPATH points
+  const std::string site2 = ok.venv();
+  ok.torch(site2, "2.0.1+cu118", "11.8", "libcudnn.so.8");
+  ok.dist(site2, "nvidia-cudnn-cu11", "8.9.7.29");
+  ok.so(site2 + "/nvidia/cudnn/lib", "libcudnn.so.8", "libcudnn.so.8");
+  ok.env(Tree::venv_env());
+  json k = ok.doctor(Os::linux);
+  EXPECT_FALSE(ids(k).count("libcudnn8-not-found")) << k["findings"].dump(2);
+}
+
+// ctranslate2 3.x opens libcudnn.so.8 at run time; a copy exists in /opt/cudnn8/lib, off
+// every search path.
+TEST(LoaderScenario, Ctranslate2DlopensCudnn8ThatOnlyExistsOffTheSearchPath) {
+  auto tree = [](Tree& t, const std::string& extra_env) {
+    const std::string site = t.venv();
+    t.dist(site, "ctranslate2", "3.24.0");
+    t.elf(site + "/ctranslate2.libs/libctranslate2-d3e4a5b6.so.3.24.0", {"libcublas.so.11"},
+          std::nullopt, "$ORIGIN");
+    t.cudnn("/opt/cudnn8/lib", "8.9.7", false);
+    t.env(Tree::venv_env() + "CUDNN_HOME=/opt/cudnn8\n" + extra_env);
+  };
+  Tree t;
+  tree(t, "");
+  json j = t.doctor(Os::linux);
+  int n = 0;
+  for (const auto& x : j["findings"]) {
+    n += x["id"] == "libcudnn8-not-found" || x["id"] == "ctranslate2-cudnn8-vs-9";
+  }
+  EXPECT_EQ(n, 1) << j["findings"].dump(2);  // one finding for the one cause
+  const json* f = finding(j, "libcudnn8-not-found");
+  ASSERT_NE(f, nullptr) << j["findings"].dump(2);
+  EXPECT_NE(text((*f)["evidence"]).find("opens libcudnn.so.8 at run time (dlopen)"),
+            std::string::npos)
+      << f->dump(2);
+  EXPECT_NE(text((*f)["fix"]).find("export LD_LIBRARY_PATH='/opt/cudnn8/lib'"), std::string::npos)
+      << f->dump(2);
+
+  Tree ok;
+  tree(ok, "LD_LIBRARY_PATH=/opt/cudnn8/lib\n");
+  json k = ok.doctor(Os::linux);
+  EXPECT_FALSE(ids(k).count("libcudnn8-not-found")) << k["findings"].dump(2);
+}
+
 // ---- Windows ---------------------------------------------------------------------------
 
 const std::string kTk = "/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v11.8";
@@ -336,6 +557,72 @@ TEST(LoaderScenario, WindowsCudnnMainAndSubDllsFromDifferentReleasesIs127) {
   ok.env("PATH=C:\\New;" + kTkWin + "\\bin;C:\\Windows\\system32\nSystemRoot=C:\\Windows\n");
   json k = ok.doctor(Os::windows);
   EXPECT_FALSE(ids(k).count("win-cudnn-mixed-versions-127")) << k["findings"].dump(2);
+}
+
+// cudnn64_8.dll 8.9.7 on PATH loads cudnn_cnn_infer64_8.dll at run time: absent from its
+// folder and from every folder of the search order.
+TEST(LoaderScenario, WindowsCudnn8SubDllTheLoaderFindsNowhere) {
+  const std::string env =
+      "PATH=" + kTkWin + "\\bin;C:\\Windows\\system32\nSystemRoot=C:\\Windows\n";
+  Tree t;
+  cuda118(t, kTk + "/bin");
+  t.dll(kTk + "/bin/zlibwapi.dll", {1, 2, 3, 0}, {}, {"f"});
+  fs::remove(t.at(kTk + "/bin/cudnn_cnn_infer64_8.dll"));
+  t.env(env);
+  json j = t.doctor(Os::windows);
+  const json* f = finding(j, "win-cudnn8-sublibrary-missing");
+  ASSERT_NE(f, nullptr) << j["findings"].dump(2);
+  EXPECT_NE((*f)["title"].get<std::string>().find("cuDNN 8.9.7.29 in " + kTkWin +
+                                                  "\\bin cannot load cudnn_cnn_infer64_8.dll"),
+            std::string::npos)
+      << f->dump(2);
+  const std::string e = text((*f)["evidence"]);
+  EXPECT_NE(e.find("cudnn_cnn_infer64_8.dll: loaded at run time by cudnn64_8.dll; looked for in"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("System32"), std::string::npos) << e;  // the search order is named
+  int n = 0;
+  for (const auto& x : j["findings"]) {
+    n += x["id"] == "win-cudnn8-sublibrary-missing" || x["id"] == "cudnn-sublibrary-missing" ||
+         x["id"] == "win-cudnn-mixed-versions-127";
+  }
+  EXPECT_EQ(n, 1) << j["findings"].dump(2);
+
+  Tree ok;  // the complete set
+  cuda118(ok, kTk + "/bin");
+  ok.dll(kTk + "/bin/zlibwapi.dll", {1, 2, 3, 0}, {}, {"f"});
+  ok.env(env);
+  json k = ok.doctor(Os::windows);
+  EXPECT_FALSE(ids(k).count("win-cudnn8-sublibrary-missing")) << k["findings"].dump(2);
+  EXPECT_FALSE(ids(k).count("win-zlibwapi-missing")) << k["findings"].dump(2);
+}
+
+// cuDNN 8.9's sub-DLLs need zlibwapi.dll: none beside them, in System32 or on PATH.
+TEST(LoaderScenario, WindowsCudnn89ZlibwapiTheLoaderFindsNowhere) {
+  Tree t;
+  cuda118(t, kTk + "/bin");
+  t.dll("/Tools/zlib/zlibwapi.dll", {1, 2, 3, 0}, {}, {"f"});  // off PATH
+  t.env("PATH=" + kTkWin + "\\bin;C:\\Windows\\system32\nSystemRoot=C:\\Windows\n");
+  json j = t.doctor(Os::windows);
+  int n = 0;
+  for (const auto& x : j["findings"]) n += x["id"] == "win-zlibwapi-missing";
+  EXPECT_EQ(n, 1) << j["findings"].dump(2);
+  const json* f = finding(j, "win-zlibwapi-missing");
+  ASSERT_NE(f, nullptr) << j["findings"].dump(2);
+  EXPECT_NE((*f)["title"].get<std::string>().find("cannot load zlibwapi.dll"), std::string::npos)
+      << f->dump(2);
+  EXPECT_NE(text((*f)["evidence"]).find("zlibwapi.dll: imported by cudnn_"), std::string::npos)
+      << f->dump(2);
+  // A sub-DLL missing zlibwapi.dll is not a missing cuDNN sub-library.
+  EXPECT_FALSE(ids(j).count("win-cudnn8-sublibrary-missing")) << j["findings"].dump(2);
+
+  Tree ok;  // the folder is on PATH
+  cuda118(ok, kTk + "/bin");
+  ok.dll("/Tools/zlib/zlibwapi.dll", {1, 2, 3, 0}, {}, {"f"});
+  ok.env("PATH=" + kTkWin +
+         "\\bin;C:\\Tools\\zlib;C:\\Windows\\system32\nSystemRoot=C:\\Windows\n");
+  json k = ok.doctor(Os::windows);
+  EXPECT_FALSE(ids(k).count("win-zlibwapi-missing")) << k["findings"].dump(2);
 }
 
 // ctranslate2's extension module needs cuBLAS DLLs that only the CUDA toolkit on

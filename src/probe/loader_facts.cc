@@ -14,6 +14,7 @@
 #include "probe/probe.h"
 #include "probe/windows.h"
 #include "util/strings.h"
+#include "util/version.h"
 
 namespace dlenv {
 namespace {
@@ -42,6 +43,8 @@ ResolvedLib flatten(const LoadTree& tree, const LoadedObject& o, bool windows) {
   r.family_mismatch = o.family_mismatch;
   r.missing_imports = o.missing_imports;
   for (const auto& s : o.shadowed) r.shadowed.push_back(s.path);
+  if (o.missing) r.searched = o.searched;
+  r.stub = !r.path.empty() && (contains(r.path, "/stubs/") || contains(o.real_path, "/stubs/"));
   r.problem = o.problem;
   return r;
 }
@@ -160,6 +163,9 @@ void ld_library_path_issues(const ProbeContext& ctx, LoaderFacts& out) {
   }
 }
 
+void framework_contexts(const ProbeContext& ctx, const LinuxLoaderSettings& base, const Facts& f,
+                        LoaderFacts& out);
+
 void linux_contexts(const ProbeContext& ctx, const LoaderConfig& loader, const Facts& f,
                     LoaderFacts& out) {
   LinuxLoaderSettings ls = linux_settings(loader);
@@ -210,6 +216,169 @@ void linux_contexts(const ProbeContext& ctx, const LoaderConfig& loader, const F
       break;
     }
     out.contexts.push_back(std::move(c));
+  }
+  framework_contexts(ctx, ls, f, out);
+}
+
+// ---- Linux: the frameworks of each Python environment -------------------------------
+
+// The library of a framework's wheel that links (or opens) cuDNN and cuBLAS, relative to
+// site-packages: the first of these that exists. Listed directories are searched for a
+// file name prefix (their names carry a hash or the Python tag).
+struct ExtensionPlace {
+  std::vector<std::string> files;
+  std::string dir;     // or: the first file in this directory
+  std::string prefix;  // whose name starts with this
+  std::string suffix;  // and contains this
+};
+
+ExtensionPlace extension_place(const std::string& fw) {
+  if (fw == "torch") return {{"torch/lib/libtorch_cuda.so"}, "", "", ""};
+  if (fw == "jax") return {{}, "jax_plugins", "xla_cuda", ""};  // .../xla_cuda_plugin.so
+  if (fw == "paddle")
+    return {{"paddle/base/libpaddle.so", "paddle/fluid/libpaddle.so"}, "", "", ""};
+  if (fw == "onnxruntime")
+    return {{"onnxruntime/capi/libonnxruntime_providers_cuda.so"}, "", "", ""};
+  if (fw == "ctranslate2") return {{}, "ctranslate2.libs", "libctranslate2", ".so"};
+  if (fw == "cupy") return {{}, "cupy_backends/cuda/libs", "cudnn.", ".so"};
+  if (fw == "tensorflow") {
+    return {{"tensorflow/python/_pywrap_tensorflow_internal.so", "tensorflow/libtensorflow_cc.so.2",
+             "tensorflow/libtensorflow_framework.so.2"},
+            "",
+            "",
+            ""};
+  }
+  return {};
+}
+
+std::optional<std::string> extension_file(const FileSystem& fs, const std::string& site,
+                                          const std::string& fw) {
+  const ExtensionPlace p = extension_place(fw);
+  for (const auto& f : p.files) {
+    if (fs.exists(path_join(site, f))) return path_join(site, f);
+  }
+  if (p.dir.empty()) return std::nullopt;
+  auto entries = fs.list_dir(path_join(site, p.dir));
+  if (!entries) return std::nullopt;
+  std::vector<std::string> names;
+  for (const auto& e : *entries) {
+    if (starts_with(e.name, p.prefix) && contains(e.name, p.suffix)) names.push_back(e.name);
+  }
+  std::sort(names.begin(), names.end());
+  for (const auto& n : names) {
+    std::string f = path_join(path_join(site, p.dir), n);
+    if (fw == "jax") f = path_join(f, "xla_cuda_plugin.so");
+    if (fs.exists(f)) return f;
+  }
+  return std::nullopt;
+}
+
+int version_major(const std::string& v) {
+  return Version::parse(v).value_or(Version{}).major();
+}
+
+// The cuDNN major a framework opens by name at run time (dlopen), when its extension does
+// not list cuDNN as DT_NEEDED: the cuDNN it says it was built for, else what its release
+// is known to load (failure catalog: TF <= 2.15 and ctranslate2 < 4.5 load cuDNN 8, ORT 1.x
+// for CUDA 11 cuDNN 8).
+int dlopened_cudnn_major(const FrameworkFacts& fw) {
+  if (fw.cudnn.ok()) {
+    if (int m = version_major(*fw.cudnn); m > 0) return m;
+  }
+  auto v = Version::parse(fw.version);
+  if (!v) return 0;
+  if (fw.name == "tensorflow") return *v <= Version{2, 15, 99} ? 8 : 9;
+  if (fw.name == "ctranslate2") return *v < Version{4, 5} ? 8 : 9;
+  if (fw.name == "onnxruntime" && fw.cuda.ok()) {
+    const int cm = version_major(*fw.cuda);
+    return cm == 11 || *v < Version{1, 19} ? 8 : 9;
+  }
+  return 0;
+}
+
+// ctranslate2's Linux wheels are always CUDA builds (the package says nothing).
+bool cuda_framework(const FrameworkFacts& fw) {
+  if (fw.cuda_build.ok()) return *fw.cuda_build;
+  return fw.cuda.ok() || fw.name == "ctranslate2";
+}
+
+void framework_contexts(const ProbeContext& ctx, const LinuxLoaderSettings& base, const Facts& f,
+                        LoaderFacts& out) {
+  LinuxLoaderSettings ls = base;
+  ls.companions = true;
+  ls.companion_strings = false;
+  ls.symbols = false;
+  for (const auto& e : f.python) {
+    for (const auto& fw : e.frameworks) {
+      if (!cuda_framework(fw)) continue;
+      std::optional<std::string> file;
+      for (const auto& site : e.site_packages) {
+        if ((file = extension_file(ctx.fs, site, fw.name))) break;
+      }
+      if (!file) continue;
+      LoadContext c;
+      c.kind = "framework";
+      c.root = *file;
+      c.framework = fw.name;
+      c.python_prefix = e.prefix;
+      c.python_interpreter = e.interpreter.value.value_or("");
+      c.cuda = fw.cuda.value.value_or("");
+      c.label = fw.name + " " + fw.version + " (" + path_basename(*file) + ") in " + e.prefix;
+      auto tree = model_linux_load(ctx.fs, ctx.kb, *file, ls);
+      take_tree(c, tree, false);
+      bool needs_cudnn = false;
+      for (const auto& l : c.libs) needs_cudnn |= starts_with(l.name, "libcudnn");
+      out.contexts.push_back(c);
+      if (!tree || needs_cudnn) continue;
+      const int major = dlopened_cudnn_major(fw);
+      if (major <= 0 || tree->objects.empty() || !tree->objects[0].elf) continue;
+      // dlopen("libcudnn.so.N") from the extension: its DT_RPATH (when it has no
+      // DT_RUNPATH), LD_LIBRARY_PATH, its DT_RUNPATH, then the cache and default dirs.
+      const ElfInfo& elf = *tree->objects[0].elf;
+      const std::string origin = path_dirname(*file);
+      std::vector<std::pair<std::string, std::string>> own;  // dir, rule detail
+      auto add = [&](const std::optional<std::string>& list, const std::string& what) {
+        if (!list) return;
+        for (const auto& d : split(*list, ':')) {
+          if (!d.empty()) {
+            own.emplace_back(expand_dst(d, origin, "", ""),
+                             what + " of " + path_basename(*file) + ": " + *list);
+          }
+        }
+      };
+      LinuxLoaderSettings dl = ls;
+      dl.companions = false;
+      dl.ld_library_path.clear();
+      if (!elf.runpath) {
+        add(elf.rpath, "DT_RPATH");
+        for (const auto& o : own) dl.ld_library_path.push_back(o.first);
+      }
+      for (const auto& d : ls.ld_library_path) dl.ld_library_path.push_back(d);
+      if (elf.runpath) {
+        add(elf.runpath, "DT_RUNPATH");
+        for (const auto& o : own) dl.ld_library_path.push_back(o.first);
+      }
+      const std::string name = "libcudnn.so." + std::to_string(major);
+      LoadContext d = c;
+      d.kind = "framework-dlopen";
+      d.libs.clear();
+      d.label = c.label + " opening " + name + " at run time (dlopen)";
+      take_tree(d, model_linux_load(ctx.fs, ctx.kb, name, dl), false);
+      if (!d.libs.empty()) {
+        ResolvedLib& r = d.libs[0];
+        r.requester = path_basename(*file);
+        r.companion = true;
+        const std::string dir = r.path.empty() ? "" : path_dirname(r.path);
+        for (const auto& [od, detail] : own) {
+          if (!dir.empty() && od == dir && r.rule == "LD_LIBRARY_PATH") {
+            r.rule = starts_with(detail, "DT_RPATH") ? "DT_RPATH" : "DT_RUNPATH";
+            r.rule_detail = detail;
+            break;
+          }
+        }
+      }
+      out.contexts.push_back(std::move(d));
+    }
   }
 }
 

@@ -31,6 +31,8 @@ struct ResolvedLib {
   std::vector<std::string> shadowed;   // other usable copies further down the search
   std::vector<std::string> path_copy;  // Python extension loads: copies in PATH directories,
                                        // which that load does not search
+  std::vector<std::string> searched;   // missing ones: every directory the search tried
+  bool stub = false;                   // the chosen file lives in a .../stubs directory
   std::string problem;                 // the model's explanation, with the fix
 };
 
@@ -38,13 +40,19 @@ struct ResolvedLib {
 struct LoadContext {
   // "cudnn-copy": a cuDNN copy's main library and its run-time sub-libraries;
   // "by-name": a program opening the library by name (dlopen / LoadLibrary);
-  // "python-extension": a framework's extension module imported by Python >= 3.8.
+  // "python-extension": a framework's extension module imported by Python >= 3.8;
+  // "framework" (Linux): a framework's CUDA extension library (libtorch_cuda.so, the JAX
+  // CUDA plugin, ...) with the environment's LD_LIBRARY_PATH and the run-time companions;
+  // "framework-dlopen" (Linux): the cuDNN that extension opens by name at run time
+  // (dlopen, searched with its DT_RPATH / DT_RUNPATH), when it is not a DT_NEEDED entry.
   std::string kind;
   std::string label;                   // "python.exe loading cudnn64_8.dll by name (PATH search)"
   std::string root;                    // the file or name modelled
   std::string python_interpreter;      // python-extension: the interpreter
   std::string python_version;          // python-extension: "3.11.7"
-  std::string framework;               // python-extension: "torch"
+  std::string framework;               // python-extension, framework*: "torch"
+  std::string python_prefix;           // framework*: the environment's prefix
+  std::string cuda;                    // framework*: the CUDA the framework was built for
   std::vector<std::string> user_dirs;  // python-extension: dirs the package adds itself
   std::string error;                   // the root could not be modelled (why)
   std::vector<ResolvedLib> libs;       // [0] is the root, then load order

@@ -144,6 +144,121 @@ void cudnn_mixed_127(const Ctx& c, Findings& out) {
   }
 }
 
+// ---- Windows: cuDNN 8's run-time companions that do not resolve ----------------------------
+
+// The cuDNN copy a context's cudnn64_8.dll resolves to (by-name contexts: the root; extension
+// contexts: the first cudnn64_8.dll they load); nullptr when none.
+const ResolvedLib* cudnn8_main(const LoadContext& ctx) {
+  for (const auto& l : ctx.libs) {
+    if (to_lower(path_basename(l.name)) == "cudnn64_8.dll" && !l.path.empty()) return &l;
+  }
+  return nullptr;
+}
+
+bool win_decided(const Facts& f, const std::string& library) {
+  for (const auto& ctx : f.loader.contexts) {
+    if (ctx.kind != "by-name" && ctx.kind != "python-extension") continue;
+    if (const auto* m = cudnn8_main(ctx); m && to_lower(m->path) == to_lower(library)) return true;
+  }
+  return false;
+}
+
+// For each cuDNN 8 copy some context loads (cudnn64_8.dll by name with the machine's PATH,
+// or through a framework's extension module): the companions it loads at run time -- its
+// sub-libraries, and zlibwapi.dll for 8.3 to 8.9 -- and the DLLs they import, resolved with
+// the loader's search order. `zlib` picks zlibwapi.dll, else everything else. Companions
+// resolving to another cuDNN release are win-cudnn-mixed-versions-127's; DLLs only on PATH
+// for a Python extension load are win-py38-path-not-searched's.
+void win_cudnn8_unresolved(const Ctx& c, Findings& out, bool zlib) {
+  if (c.os != Os::windows) return;
+  struct Miss {
+    const ResolvedLib* lib;
+    const LoadContext* ctx;
+  };
+  std::map<std::string, std::vector<Miss>> by_copy;  // main DLL (lower) -> what is missing
+  std::map<std::string, const ResolvedLib*> main_of;
+  for (const auto& ctx : c.f.loader.contexts) {
+    if (ctx.kind != "by-name" && ctx.kind != "python-extension") continue;
+    const ResolvedLib* m = cudnn8_main(ctx);
+    if (!m) continue;
+    // zlibwapi.dll is cuDNN 8.3 to 8.9's (the catalog entry's range).
+    if (auto v = Version::parse(m->version); zlib && (!v || *v < Version{8, 3})) continue;
+    const std::string key = to_lower(m->path);
+    main_of.emplace(key, m);
+    for (const auto& l : ctx.libs) {
+      if (!l.missing || !l.path_copy.empty()) continue;
+      const std::string name = to_lower(path_basename(l.name));
+      const bool z = name == "zlibwapi.dll";
+      if (z != zlib) continue;
+      // Only what cuDNN's DLLs need (their companions and imports).
+      if (!is_cudnn(l.requester) && !(z && l.companion)) continue;
+      auto& v = by_copy[key];
+      if (std::none_of(v.begin(), v.end(),
+                       [&](const Miss& x) { return to_lower(x.lib->name) == to_lower(l.name); })) {
+        v.push_back({&l, &ctx});
+      }
+    }
+  }
+  for (const auto& [key, misses] : by_copy) {
+    if (misses.empty()) continue;
+    const ResolvedLib* m = main_of[key];
+    const std::string dir = winpath(path_dirname(m->path));
+    std::vector<std::string> names;
+    for (const auto& x : misses) names.push_back(x.lib->name);
+    Finding x = make(
+        zlib ? "win-zlibwapi-missing" : "win-cudnn8-sublibrary-missing", Severity::error, "cudnn",
+        "cuDNN " + m->version + " in " + dir + " cannot load " + join(names, ", ") +
+            (zlib ? " (cuDNN 8.3 to 8.9 load it at run time)"
+                  : ": the loader finds " + std::string(names.size() == 1 ? "it" : "them") +
+                        " nowhere on its search path (LoadLibrary error 126 at the "
+                        "first convolution)"));
+    std::set<std::string> have_copy;
+    std::string first_copy;
+    for (const auto& [lib, ctx] : misses) {
+      x.evidence.push_back(ev(lib->name + ": " +
+                                  (lib->companion ? "loaded at run time by " : "imported by ") +
+                                  lib->requester + "; looked for in " +
+                                  (lib->searched.empty() ? std::string("the standard search order")
+                                                         : join(lib->searched, "; ")),
+                              "Windows loader model"));
+      // Where a copy exists that this search does not reach.
+      std::vector<std::string> copies;
+      if (zlib && c.f.windows) {
+        for (const auto& zc : c.f.windows->zlibwapi) copies.push_back(zc.path);
+      } else {
+        for (const auto& k : c.f.cudnn) {
+          for (const auto& p : k.sublibraries_present) {
+            if (to_lower(p) == to_lower(lib->name)) copies.push_back(path_join(k.dir, p));
+          }
+        }
+      }
+      for (const auto& cp : copies) {
+        if (!have_copy.insert(to_lower(cp)).second) continue;
+        if (first_copy.empty()) first_copy = cp;
+        x.evidence.push_back(
+            ev("a copy exists at " + winpath(cp) + ", off this search path", winpath(cp)));
+      }
+    }
+    x.evidence.push_back(ev("cudnn64_8.dll " + m->version + " taken from " + dir + " (" + m->rule +
+                                ") by " + misses.front().ctx->label,
+                            winpath(m->path)));
+    if (zlib) {
+      x.fix.push_back(
+          ps("put a 64-bit zlibwapi.dll (ZLIB 1.2.3 WINAPI build, as NVIDIA's cuDNN 8 install "
+             "guide describes) into " +
+                 dir + ", or move to cuDNN 9, which does not need it",
+             first_copy.empty() ? std::string()
+                                : "Copy-Item '" + winpath(first_copy) + "' '" + dir + "'"));
+    } else {
+      x.fix.push_back(ps("copy every cudnn*64_8.dll from the bin folder of the cuDNN " +
+                         m->version + " archive into " + dir +
+                         " (cudnn64_8.dll loads the others by name, from its own folder or the "
+                         "search path)"));
+    }
+    out.push_back(std::move(x));
+  }
+}
+
 // ---- Windows: Python >= 3.8 does not search PATH for extension-module dependencies ----------
 
 void py38_path(const Ctx& c, Findings& out) {
@@ -389,6 +504,16 @@ void loader_cudnn_incomplete(const RuleContext& c, std::vector<Finding>& out) {
     }
     out.push_back(std::move(x));
   }
+}
+
+void loader_win_cudnn8_sublibraries(const RuleContext& c, std::vector<Finding>& out) {
+  win_cudnn8_unresolved(c, out, false);
+}
+void loader_win_zlibwapi(const RuleContext& c, std::vector<Finding>& out) {
+  win_cudnn8_unresolved(c, out, true);
+}
+bool loader_decides_win_cudnn(const Facts& f, const CudnnCopy& k) {
+  return win_decided(f, k.library);
 }
 
 const std::vector<Rule>& loader_rules() {

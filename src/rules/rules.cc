@@ -167,7 +167,9 @@ void version_mismatch(const Ctx& c, Findings& out) {
   out.push_back(std::move(x));
 }
 
-void stub_loaded(const Ctx& c, Findings& out) {
+// live_only: the loader model already decided what dlopen("libcuda.so.1") takes; only a
+// live load that reports the stub still counts.
+void stub_loaded(const Ctx& c, Findings& out, bool live_only = false) {
   const auto& d = c.f.driver;
   Finding x = make("libcuda-stub-loaded", Severity::error, "driver",
                    "The link-time stub libcuda.so is on the run-time search path");
@@ -187,7 +189,7 @@ void stub_loaded(const Ctx& c, Findings& out) {
   for (const auto& dir : d.ld_conf_stub_dirs) {
     x.evidence.push_back(ev("ld.so.conf lists " + dir, "/etc/ld.so.conf"));
   }
-  if (x.evidence.empty()) return;
+  if (x.evidence.empty() || (live_only && !loaded_stub)) return;
   if (!loaded_stub) {
     x.severity = Severity::warning;
     x.title = "A stub libcuda.so is on the loader's search path and can shadow the real driver";
@@ -583,7 +585,9 @@ const std::vector<Rule>& rules() {
         {{"nvml-driver-library-mismatch", "driver", Severity::error, "", "", ""}, version_mismatch},
         {{"libcuda-stub-loaded", "driver", Severity::error, "", "", ""},
          [](const Ctx& c, Findings& out) {
-           stub_loaded(c, out);
+           const size_t before = out.size();
+           const bool decided = loader_libcuda_stub(c, out);  // rules/loader_framework_rules.cc
+           if (out.size() == before) stub_loaded(c, out, decided);
            loader_preload_stub(c, out);  // LD_PRELOAD / ld.so.preload (rules/loader_rules.cc)
          }},
         {{"dev-nvidia-permissions", "driver", Severity::error, "", "", ""}, device_nodes},

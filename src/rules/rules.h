@@ -46,6 +46,21 @@ const std::vector<Rule>& loader_rules();
 void loader_preload_stub(const RuleContext& c, std::vector<Finding>& out);      // libcuda stub
 void loader_preload_cudnn(const RuleContext& c, std::vector<Finding>& out);     // LD_PRELOAD cuDNN
 void loader_cudnn_incomplete(const RuleContext& c, std::vector<Finding>& out);  // Linux
+// rules/loader_framework_rules.cc: decided by the loader model on each Python environment's
+// framework libraries; the bool ones return whether the model had anything to say.
+void loader_framework_cudnn_mix(const RuleContext& c, std::vector<Finding>& out);
+bool loader_models_cudnn(const Facts& f, const PythonEnv& e);  // cuDNN resolved there
+void loader_cudnn_not_found(const RuleContext& c, std::vector<Finding>& out);
+// Whether the model resolved (or missed) libcudnn.so.N for the environment's frameworks
+// (only `framework`'s when given).
+bool loader_decides_cudnn_found(const Facts& f, const PythonEnv& e,
+                                std::string_view framework = "");
+bool loader_libcuda_stub(const RuleContext& c, std::vector<Finding>& out);
+// rules/loader_rules.cc: cuDNN 8 companions (sub-libraries, zlibwapi.dll) the Windows loader
+// model cannot resolve for the copy a context loads; the copies it decides.
+void loader_win_cudnn8_sublibraries(const RuleContext& c, std::vector<Finding>& out);
+void loader_win_zlibwapi(const RuleContext& c, std::vector<Finding>& out);
+bool loader_decides_win_cudnn(const Facts& f, const CudnnCopy& k);
 // Fabric Manager (802), forward compatibility (804), cuBLAS wheel pins: rules/catalog_rules.cc
 const std::vector<Rule>& catalog_rules();
 // no-nvidia-driver on Windows (no nvcuda.dll), called by the rule in rules.cc.

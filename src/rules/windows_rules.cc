@@ -246,6 +246,8 @@ void cudnn_incomplete(const Ctx& c, Findings& out) {
   const WindowsFacts* w = win(c);
   if (!w) return;
   for (const auto& k : c.f.cudnn) {
+    // cuDNN 8 copies a modelled load takes: decided by the loader model (loader_rules.cc).
+    if (k.major == 8 && loader_decides_win_cudnn(c.f, k)) continue;
     const auto imports = missing_imports_of(*w, k);
     if (k.sublibraries_missing.empty() && imports.empty()) continue;
     bool v8 = k.major == 8;
@@ -317,7 +319,7 @@ void zlibwapi(const Ctx& c, Findings& out) {
   if (!w) return;
   for (const auto& k : c.f.cudnn) {
     auto v = copy_version(k);
-    if (k.major != 8 || !v || *v < Version{8, 3}) continue;
+    if (k.major != 8 || !v || *v < Version{8, 3} || loader_decides_win_cudnn(c.f, k)) continue;
     bool used = copy_on_search_path(*w, k) || !k.toolkit_root.empty();
     if (!used) continue;
     auto on_path = on_search_path(*w, "zlibwapi.dll");
@@ -820,8 +822,16 @@ const std::vector<Rule>& windows_rules() {
   static const std::vector<Rule> table = {
       {{"win-tf-cudnn64-dll-not-found", "python", Severity::error, "", "", ""}, nullptr},
       {{"win-tf-cudart-wrong-cuda-major", "python", Severity::error, "", "", ""}, tf_libraries},
-      {{"win-cudnn8-sublibrary-missing", "cudnn", Severity::error, "", "", ""}, cudnn_incomplete},
-      {{"win-zlibwapi-missing", "cudnn", Severity::error, "", "", ""}, zlibwapi},
+      {{"win-cudnn8-sublibrary-missing", "cudnn", Severity::error, "", "", ""},
+       [](const Ctx& c, Findings& out) {
+         loader_win_cudnn8_sublibraries(c, out);  // the loader model's (rules/loader_rules.cc)
+         cudnn_incomplete(c, out);                // copies no modelled load takes
+       }},
+      {{"win-zlibwapi-missing", "cudnn", Severity::error, "", "", ""},
+       [](const Ctx& c, Findings& out) {
+         loader_win_zlibwapi(c, out);  // the loader model's (rules/loader_rules.cc)
+         zlibwapi(c, out);             // copies no modelled load takes
+       }},
       {{"win-vcredist-not-detected-warning", "host", Severity::warning, "", "", ""}, vcredist},
       {{"win-torch-c10-dll-init-1114", "python", Severity::error, "", "", ""}, msvc_too_old},
       {{"win-torch-fbgemm-libomp140", "python", Severity::error, "", "", ""}, libomp140},
