@@ -689,7 +689,9 @@ void ctranslate2_cudnn(const Ctx& c, Findings& out) {
   if (!gpu_present(c.f) || c.os == Os::windows) return;
   for (const auto& e : c.f.python) {
     const auto* ct = framework(e, "ctranslate2");
-    if (!ct) continue;
+    // Where the loader model resolved (or missed) the cuDNN ctranslate2 opens, it decides
+    // (libcudnn8-not-found, rules/loader_framework_rules.cc).
+    if (!ct || loader_decides_cudnn_found(c.f, e, "ctranslate2")) continue;
     auto v = Version::parse(ct->version);
     if (!v) continue;
     int need = *v < Version{4, 5} ? 8 : 9;
@@ -738,8 +740,11 @@ void ctranslate2_cudnn(const Ctx& c, Findings& out) {
   }
 }
 
+// From found_via strings, for environments where the loader model resolved no cuDNN
+// (loader_framework_cudnn_mix decides the others, on the real files).
 void pip_vs_system_cudnn(const Ctx& c, Findings& out) {
   for (const auto& e : c.f.python) {
+    if (loader_models_cudnn(c.f, e)) continue;
     for (const auto& l : e.cuda_libs) {
       if (l.library != "cudnn" || l.version.empty()) continue;
       auto wv = Version::parse(l.version);
@@ -1211,6 +1216,7 @@ const std::vector<Rule>& python_rules() {
         {{"cupy-cuda-major-mismatch", "python", Severity::error, "", "", ""}, cupy_major},
         {{"ctranslate2-cudnn8-vs-9", "python", Severity::error, "", "", ""}, ctranslate2_cudnn},
         {{"pip-cudnn-vs-system-cudnn-symbols", "python", Severity::error, "", "", ""},
+           loader_framework_cudnn_mix(c, out);  // rules/loader_framework_rules.cc
          [](const Ctx& c, Findings& out) {
            pip_vs_system_cudnn(c, out);
            loader_preload_cudnn(c, out);  // LD_PRELOAD cuDNN (rules/loader_rules.cc)

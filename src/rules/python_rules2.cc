@@ -208,6 +208,8 @@ void wheel_pins(const Ctx& c, Findings& out) {
         auto hv = Version::parse(have->version);
         if (!hv) continue;
         if (hv->major() != lo->major()) {
+          // The loader model decides where it resolved the framework's cuDNN itself.
+          if (loader_decides_cudnn_found(c.f, e, torch ? "torch" : "jax")) continue;
           Finding x = make("libcudnn8-not-found", Severity::error,
                            owner.name + " " + owner.version + " in " + env_name(e) + " needs " +
                                so + ", but " + have->name + " " + have->version + " provides " +
@@ -959,7 +961,11 @@ void xla_cuda_files(const Ctx& c, Findings& out) {
 const std::vector<Rule>& python_rules2() {
   static const std::vector<Rule> table = {
       {{"paddle-cannot-load-cudnn", "python", Severity::error, "", "", ""}, paddle_cudnn},
-      {{"libcudnn8-not-found", "python", Severity::error, "", "", ""}, wheel_pins},
+      {{"libcudnn8-not-found", "python", Severity::error, "", "", ""},
+       [](const Ctx& c, Findings& out) {
+         loader_cudnn_not_found(c, out);  // rules/loader_framework_rules.cc
+         wheel_pins(c, out);
+       }},
       {{"torch-cudnn-runtime-older-than-build", "python", Severity::error, "", "", ""},
        torch_deep_cudnn},
       {{"jax-cudnn-version-mismatch", "python", Severity::error, "", "", ""}, nullptr},
