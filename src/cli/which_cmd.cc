@@ -29,9 +29,21 @@
 #include "probe/process_maps.h"
 #include "util/strings.h"
 
+#if !defined(_WIN32)
+#include <unistd.h>
+#endif
+
 namespace dlenv {
 
 namespace {
+
+bool running_as_root() {
+#if defined(_WIN32)
+  return false;
+#else
+  return ::geteuid() == 0;
+#endif
+}
 
 nlohmann::json libs_json(const std::vector<MappedLibrary>& libs) {
   auto a = nlohmann::json::array();
@@ -180,11 +192,14 @@ int render_holding(const WhichOptions& o, const HoldingScan& scan, bool modules,
     for (size_t i = 0; i < scan.unreadable.size() && i < 8; ++i) {
       pids.push_back(std::to_string(scan.unreadable[i].first));
     }
-    out << fmt::format("{} process(es) could not be {} ({}{}): {}; {} to include them\n",
-                       scan.unreadable.size(), modules ? "inspected" : "read", join(pids, ", "),
+    out << fmt::format("{} process(es) could not be {} ({}{}): {}; {}\n", scan.unreadable.size(),
+                       modules ? "inspected" : "read", join(pids, ", "),
                        scan.unreadable.size() > pids.size() ? ", ..." : "",
                        scan.unreadable[0].second,
-                       modules ? "run from an elevated prompt (as administrator)" : "run as root");
+                       modules ? "run from an elevated prompt (as administrator) to include them"
+                       : running_as_root() ? "even root is refused there when the process is not "
+                                             "dumpable or this container lacks CAP_SYS_PTRACE"
+                                           : "run as root to include them");
   }
   return kExitOk;
 }

@@ -163,6 +163,9 @@ class Modeler {
     // to 49 MB of it each, so the scan runs on its own thread while the loader
     // walk goes on; add_companions() waits for it.
     std::shared_future<std::vector<std::string>> rodata_refs;
+    // The mapping stays alive for the symbol table's views into it.
+    std::shared_ptr<MappedFile> mapped;
+    std::optional<ElfSymbolTable> symbols;
   };
 
   static std::vector<std::string> scan_rodata(ByteView bytes) {
@@ -183,13 +186,23 @@ class Modeler {
   Result<Parsed> open_elf(const std::string& path) {
     auto m = fs_.map_file(path);
     if (!m) return fail(fmt::format("{}: cannot read: {}", path, m.error().message));
-    auto e = parse_elf((*m)->bytes(), path, ElfParseOptions{.symbols = s_.symbols});
+    // Symbols are looked up in place (ElfSymbolTable), never copied: libtorch_cpu.so
+    // alone exports ~250,000.
+    auto e = parse_elf((*m)->bytes(), path, ElfParseOptions{.versions = s_.symbols});
     if (!e) return std::unexpected(e.error());
     if (!*e) return fail(fmt::format("{}: not an ELF file", path));
-    Parsed p{std::move(**e), {}};
+    Parsed p{std::move(**e), {}, {}, {}};
+    std::shared_ptr<MappedFile> mapped(std::move(*m));
+    if (s_.symbols) {
+      auto t = ElfSymbolTable::read(mapped->bytes(), path);
+      if (!t) return std::unexpected(t.error());
+      if (*t) {
+        p.symbols = std::move(**t);
+        p.mapped = mapped;
+      }
+    }
     const std::string base = path_basename(path);
     if (s_.companions && s_.companion_strings && base.starts_with("libcudnn")) {
-      std::shared_ptr<MappedFile> mapped(std::move(*m));
       p.rodata_refs =
           std::async(std::launch::async, [mapped] { return scan_rodata(mapped->bytes()); }).share();
     }
@@ -265,6 +278,9 @@ class Modeler {
     }
     o.elf = std::move(p.info);
     rodata_refs_[i] = std::move(p.rodata_refs);
+    if (p.symbols) {
+      symbols_.insert_or_assign(i, std::pair(std::move(p.mapped), std::move(*p.symbols)));
+    }
     if (o.elf->soname) loaded_[*o.elf->soname] = i;
     loaded_[o.name] = i;
     if (o.path) loaded_[*o.path] = i;
@@ -454,27 +470,38 @@ class Modeler {
   }
 
   void check_symbols() {
-    std::unordered_set<std::string_view> defined;
     std::map<std::string, const ElfInfo*> by_soname;
+    std::vector<const ElfSymbolTable*> providers;
     bool all_found = true;
-    for (const auto& o : tree_.objects) {
+    for (size_t i = 0; i < tree_.objects.size(); ++i) {
+      const auto& o = tree_.objects[i];
       // A missing run-time companion (dlopen'ed separately, e.g. libcuda.so.1)
       // does not make the import-table symbols unresolvable.
       if (o.missing && !o.companion) all_found = false;
       if (!o.elf || o.same_as != -1) continue;
-      for (const auto& s : o.elf->dynamic_symbols) {
-        if (s.defined) defined.insert(s.name);
+      if (auto it = symbols_.find(static_cast<int>(i)); it != symbols_.end()) {
+        providers.push_back(&it->second.second);
       }
       if (o.elf->soname) by_soname[*o.elf->soname] = &*o.elf;
       by_soname[o.name] = &*o.elf;
     }
-    for (auto& o : tree_.objects) {
+    for (size_t i = 0; i < tree_.objects.size(); ++i) {
+      auto& o = tree_.objects[i];
       if (!o.elf || o.same_as != -1) continue;
       // Undefined symbols: meaningful only when every dependency was found.
-      if (all_found) {
-        for (const auto& s : o.elf->dynamic_symbols) {
-          if (s.defined || s.weak || defined.count(s.name)) continue;
-          o.missing_symbols.push_back(s.name);
+      auto table = symbols_.find(static_cast<int>(i));
+      if (all_found && table != symbols_.end()) {
+        size_t last = 0;  // imports come in runs from one library: try the last hit first
+        for (const auto& imp : table->second.second.imports()) {
+          if (imp.weak) continue;
+          bool found = !providers.empty() && providers[last]->defines(imp.name);
+          for (size_t k = 0; k < providers.size() && !found; ++k) {
+            if (k != last && providers[k]->defines(imp.name)) {
+              found = true;
+              last = k;
+            }
+          }
+          if (!found) o.missing_symbols.emplace_back(imp.name);
         }
       }
       for (const auto& need : o.elf->version_needs) {
@@ -553,6 +580,7 @@ class Modeler {
   std::vector<std::string> defaults_;
   std::map<std::string, int> loaded_;
   std::map<int, std::shared_future<std::vector<std::string>>> rodata_refs_;
+  std::map<int, std::pair<std::shared_ptr<MappedFile>, ElfSymbolTable>> symbols_;
   bool libcuda_added_ = false;
 };
 
