@@ -45,71 +45,59 @@ struct LibArchive {
 };
 
 Result<std::shared_ptr<const LibArchive>> load_libarchive(const std::vector<std::string>& names) {
-  std::string failures;
-  for (const auto& name : names) {
-    auto lib = DynamicLibrary::open(name);
-    if (!lib) {
-      failures += (failures.empty() ? "" : "; ") + lib.error().message;
-      continue;
-    }
-    auto api = std::make_shared<LibArchive>();
-    void* p[21] = {};
-    const SymbolSpec specs[] = {
-        {"archive_read_new", &p[0], true, 0},
-        {"archive_read_free", &p[1], true, 0},
-        {"archive_read_support_filter_all", &p[2], true, 0},
-        {"archive_read_support_format_tar", &p[3], true, 0},
-        {"archive_read_support_format_gnutar", &p[4], true, 0},
-        {"archive_read_support_format_zip", &p[5], true, 0},
-        {"archive_read_open_filename", &p[6], true, 0},
-        {"archive_error_string", &p[7], true, 0},
-        {"archive_read_next_header", &p[8], true, 0},
-        {"archive_read_data", &p[9], true, 0},
-        {"archive_read_data_skip", &p[10], true, 0},
-        {"archive_entry_pathname", &p[11], true, 0},
-        {"archive_entry_pathname_utf8", &p[12], false, 0},
-        {"archive_entry_hardlink", &p[13], true, 0},
-        {"archive_entry_hardlink_utf8", &p[14], false, 0},
-        {"archive_entry_symlink", &p[15], true, 0},
-        {"archive_entry_symlink_utf8", &p[16], false, 0},
-        {"archive_entry_filetype", &p[17], true, 0},
-        {"archive_entry_perm", &p[18], true, 0},
-        {"archive_entry_size", &p[19], true, 0},
-        {"archive_entry_size_is_set", &p[20], true, 0},
-    };
-    auto bound = bind_symbols(*lib, specs);
-    if (!bound) {
-      failures += (failures.empty() ? "" : "; ") + bound.error().message;
-      continue;
-    }
-    auto as = [&](int i, auto& fn) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p[i]);
-    };
-    as(0, api->read_new);
-    as(1, api->read_free);
-    as(2, api->support_filter_all);
-    as(3, api->support_format_tar);
-    as(4, api->support_format_gnutar);
-    as(5, api->support_format_zip);
-    as(6, api->open_filename);
-    as(7, api->error_string);
-    as(8, api->next_header);
-    as(9, api->read_data);
-    as(10, api->data_skip);
-    as(11, api->pathname);
-    as(12, api->pathname_utf8);
-    as(13, api->hardlink);
-    as(14, api->hardlink_utf8);
-    as(15, api->symlink);
-    as(16, api->symlink_utf8);
-    as(17, api->filetype);
-    as(18, api->perm);
-    as(19, api->size);
-    as(20, api->size_is_set);
-    api->lib = std::move(*lib);
-    return std::shared_ptr<const LibArchive>(std::move(api));
-  }
-  return fail("libarchive is not available (" + failures + ")");
+  auto api = std::make_shared<LibArchive>();
+  void* p[21] = {};
+  const SymbolSpec specs[] = {
+      {"archive_read_new", &p[0], true, 0},
+      {"archive_read_free", &p[1], true, 0},
+      {"archive_read_support_filter_all", &p[2], true, 0},
+      {"archive_read_support_format_tar", &p[3], true, 0},
+      {"archive_read_support_format_gnutar", &p[4], true, 0},
+      {"archive_read_support_format_zip", &p[5], true, 0},
+      {"archive_read_open_filename", &p[6], true, 0},
+      {"archive_error_string", &p[7], true, 0},
+      {"archive_read_next_header", &p[8], true, 0},
+      {"archive_read_data", &p[9], true, 0},
+      {"archive_read_data_skip", &p[10], true, 0},
+      {"archive_entry_pathname", &p[11], true, 0},
+      {"archive_entry_pathname_utf8", &p[12], false, 0},
+      {"archive_entry_hardlink", &p[13], true, 0},
+      {"archive_entry_hardlink_utf8", &p[14], false, 0},
+      {"archive_entry_symlink", &p[15], true, 0},
+      {"archive_entry_symlink_utf8", &p[16], false, 0},
+      {"archive_entry_filetype", &p[17], true, 0},
+      {"archive_entry_perm", &p[18], true, 0},
+      {"archive_entry_size", &p[19], true, 0},
+      {"archive_entry_size_is_set", &p[20], true, 0},
+  };
+  auto lib = open_first_with_symbols(names, specs);
+  if (!lib) return fail("libarchive is not available (" + lib.error().message + ")");
+  auto as = [&](int i, auto& fn) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p[i]);
+  };
+  as(0, api->read_new);
+  as(1, api->read_free);
+  as(2, api->support_filter_all);
+  as(3, api->support_format_tar);
+  as(4, api->support_format_gnutar);
+  as(5, api->support_format_zip);
+  as(6, api->open_filename);
+  as(7, api->error_string);
+  as(8, api->next_header);
+  as(9, api->read_data);
+  as(10, api->data_skip);
+  as(11, api->pathname);
+  as(12, api->pathname_utf8);
+  as(13, api->hardlink);
+  as(14, api->hardlink_utf8);
+  as(15, api->symlink);
+  as(16, api->symlink_utf8);
+  as(17, api->filetype);
+  as(18, api->perm);
+  as(19, api->size);
+  as(20, api->size_is_set);
+  api->lib = std::move(lib->lib);
+  return std::shared_ptr<const LibArchive>(std::move(api));
 }
 
 // Frees the reader through the loaded library (kept alive by the shared_ptr).

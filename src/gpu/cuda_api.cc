@@ -16,87 +16,75 @@ std::string CudaApi::error_text(CUresult r) const {
 }
 
 Result<CudaApi> load_cuda_api(const std::vector<std::string>& candidates) {
-  std::string failures;
-  for (const auto& c : candidates) {
-    auto lib = DynamicLibrary::open(c);
-    if (!lib) {
-      failures += (failures.empty() ? "" : "; ") + lib.error().message;
-      continue;
-    }
-    CudaApi api;
-    void* p[29] = {};
-    const SymbolSpec specs[] = {
-        {"cuInit", &p[0], true, 0},
-        {"cuDriverGetVersion", &p[1], true, 0},
-        {"cuDeviceGetCount", &p[2], true, 0},
-        {"cuDeviceGet", &p[3], true, 0},
-        {"cuDeviceGetName", &p[4], true, 0},
-        {"cuDeviceGetAttribute", &p[5], true, 0},
-        {"cuDeviceTotalMem", &p[6], true, 2},
-        {"cuDevicePrimaryCtxRetain", &p[7], true, 0},
-        {"cuDevicePrimaryCtxRelease", &p[8], true, 2},
-        {"cuCtxSetCurrent", &p[9], true, 0},
-        {"cuCtxSynchronize", &p[10], true, 0},
-        {"cuMemAlloc", &p[11], true, 2},
-        {"cuMemFree", &p[12], true, 2},
-        {"cuMemAllocHost", &p[13], true, 2},
-        {"cuMemFreeHost", &p[14], true, 0},
-        {"cuMemcpyHtoDAsync", &p[15], true, 2},
-        {"cuMemcpyDtoHAsync", &p[16], true, 2},
-        {"cuMemcpyDtoDAsync", &p[17], true, 2},
-        {"cuMemcpyHtoD", &p[18], true, 2},
-        {"cuMemcpyDtoH", &p[19], true, 2},
-        {"cuEventCreate", &p[20], true, 0},
-        {"cuEventDestroy", &p[21], true, 2},
-        {"cuEventRecord", &p[22], true, 0},
-        {"cuEventSynchronize", &p[23], true, 0},
-        // Not the _v2 name: its meaning changed in CUDA 12.8; the plain one is stable.
-        {"cuEventElapsedTime", &p[24], true, 0},
-        {"cuGetErrorName", &p[25], false, 0},
-        {"cuGetErrorString", &p[26], false, 0},
-        {"cuDeviceGetPCIBusId", &p[27], false, 0},
-    };
-    auto bound = bind_symbols(*lib, specs);
-    if (!bound) {
-      failures += (failures.empty() ? "" : "; ") + bound.error().message;
-      continue;
-    }
-    auto as = [&](int i, auto& fn) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p[i]);
-    };
-    as(0, api.cuInit);
-    as(1, api.cuDriverGetVersion);
-    as(2, api.cuDeviceGetCount);
-    as(3, api.cuDeviceGet);
-    as(4, api.cuDeviceGetName);
-    as(5, api.cuDeviceGetAttribute);
-    as(6, api.cuDeviceTotalMem);
-    as(7, api.cuDevicePrimaryCtxRetain);
-    as(8, api.cuDevicePrimaryCtxRelease);
-    as(9, api.cuCtxSetCurrent);
-    as(10, api.cuCtxSynchronize);
-    as(11, api.cuMemAlloc);
-    as(12, api.cuMemFree);
-    as(13, api.cuMemAllocHost);
-    as(14, api.cuMemFreeHost);
-    as(15, api.cuMemcpyHtoDAsync);
-    as(16, api.cuMemcpyDtoHAsync);
-    as(17, api.cuMemcpyDtoDAsync);
-    as(18, api.cuMemcpyHtoD);
-    as(19, api.cuMemcpyDtoH);
-    as(20, api.cuEventCreate);
-    as(21, api.cuEventDestroy);
-    as(22, api.cuEventRecord);
-    as(23, api.cuEventSynchronize);
-    as(24, api.cuEventElapsedTime);
-    as(25, api.cuGetErrorName);
-    as(26, api.cuGetErrorString);
-    as(27, api.cuDeviceGetPCIBusId);
-    api.path = lib->loaded_path();
-    api.lib = std::move(*lib);
-    return api;
-  }
-  return fail("cannot load the CUDA driver API: " + failures);
+  CudaApi api;
+  void* p[29] = {};
+  const SymbolSpec specs[] = {
+      {"cuInit", &p[0], true, 0},
+      {"cuDriverGetVersion", &p[1], true, 0},
+      {"cuDeviceGetCount", &p[2], true, 0},
+      {"cuDeviceGet", &p[3], true, 0},
+      {"cuDeviceGetName", &p[4], true, 0},
+      {"cuDeviceGetAttribute", &p[5], true, 0},
+      {"cuDeviceTotalMem", &p[6], true, 2},
+      {"cuDevicePrimaryCtxRetain", &p[7], true, 0},
+      {"cuDevicePrimaryCtxRelease", &p[8], true, 2},
+      {"cuCtxSetCurrent", &p[9], true, 0},
+      {"cuCtxSynchronize", &p[10], true, 0},
+      {"cuMemAlloc", &p[11], true, 2},
+      {"cuMemFree", &p[12], true, 2},
+      {"cuMemAllocHost", &p[13], true, 2},
+      {"cuMemFreeHost", &p[14], true, 0},
+      {"cuMemcpyHtoDAsync", &p[15], true, 2},
+      {"cuMemcpyDtoHAsync", &p[16], true, 2},
+      {"cuMemcpyDtoDAsync", &p[17], true, 2},
+      {"cuMemcpyHtoD", &p[18], true, 2},
+      {"cuMemcpyDtoH", &p[19], true, 2},
+      {"cuEventCreate", &p[20], true, 0},
+      {"cuEventDestroy", &p[21], true, 2},
+      {"cuEventRecord", &p[22], true, 0},
+      {"cuEventSynchronize", &p[23], true, 0},
+      // Not the _v2 name: its meaning changed in CUDA 12.8; the plain one is stable.
+      {"cuEventElapsedTime", &p[24], true, 0},
+      {"cuGetErrorName", &p[25], false, 0},
+      {"cuGetErrorString", &p[26], false, 0},
+      {"cuDeviceGetPCIBusId", &p[27], false, 0},
+  };
+  auto lib = open_first_with_symbols(candidates, specs);
+  if (!lib) return fail("cannot load the CUDA driver API: " + lib.error().message);
+  auto as = [&](int i, auto& fn) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p[i]);
+  };
+  as(0, api.cuInit);
+  as(1, api.cuDriverGetVersion);
+  as(2, api.cuDeviceGetCount);
+  as(3, api.cuDeviceGet);
+  as(4, api.cuDeviceGetName);
+  as(5, api.cuDeviceGetAttribute);
+  as(6, api.cuDeviceTotalMem);
+  as(7, api.cuDevicePrimaryCtxRetain);
+  as(8, api.cuDevicePrimaryCtxRelease);
+  as(9, api.cuCtxSetCurrent);
+  as(10, api.cuCtxSynchronize);
+  as(11, api.cuMemAlloc);
+  as(12, api.cuMemFree);
+  as(13, api.cuMemAllocHost);
+  as(14, api.cuMemFreeHost);
+  as(15, api.cuMemcpyHtoDAsync);
+  as(16, api.cuMemcpyDtoHAsync);
+  as(17, api.cuMemcpyDtoDAsync);
+  as(18, api.cuMemcpyHtoD);
+  as(19, api.cuMemcpyDtoH);
+  as(20, api.cuEventCreate);
+  as(21, api.cuEventDestroy);
+  as(22, api.cuEventRecord);
+  as(23, api.cuEventSynchronize);
+  as(24, api.cuEventElapsedTime);
+  as(25, api.cuGetErrorName);
+  as(26, api.cuGetErrorString);
+  as(27, api.cuDeviceGetPCIBusId);
+  api.path = lib->lib.loaded_path();
+  api.lib = std::move(lib->lib);
+  return api;
 }
 
 std::string cublas_status_text(cublasStatus_t s) {

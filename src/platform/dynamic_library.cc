@@ -41,4 +41,32 @@ Result<BoundSymbols> bind_symbols(const DynamicLibrary& lib, std::span<const Sym
   return bound;
 }
 
+Result<LibraryWithSymbols> open_first_with_symbols(
+    std::span<const std::string> candidates, std::span<const SymbolSpec> specs,
+    const std::function<std::string(const DynamicLibrary&)>& accept) {
+  if (candidates.empty()) return fail("no library to try");
+  std::string failures;
+  auto failed = [&](const std::string& why) { failures += (failures.empty() ? "" : "; ") + why; };
+  for (const auto& c : candidates) {
+    auto lib = DynamicLibrary::open(c);
+    if (!lib) {
+      failed(lib.error().message);
+      continue;
+    }
+    auto bound = bind_symbols(*lib, specs);
+    if (!bound) {
+      failed(bound.error().message);
+      continue;
+    }
+    if (accept) {
+      if (std::string why = accept(*lib); !why.empty()) {
+        failed(why);
+        continue;
+      }
+    }
+    return LibraryWithSymbols{std::move(*lib), std::move(*bound)};
+  }
+  return fail(failures);
+}
+
 }  // namespace dlenv

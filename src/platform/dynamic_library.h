@@ -2,6 +2,7 @@
 // and symbol tables: a list of {name, slot, required, newest _vN} bound in one go.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -62,5 +63,19 @@ struct BoundSymbols {
 
 // Binds every spec; fails listing every missing required symbol and the library path.
 Result<BoundSymbols> bind_symbols(const DynamicLibrary& lib, std::span<const SymbolSpec> specs);
+
+struct LibraryWithSymbols {
+  DynamicLibrary lib;
+  BoundSymbols bound;
+};
+
+// The first of `candidates` (names or paths, in order) that opens and binds every
+// required symbol of `specs` and that `accept` takes (it returns "" to take the library,
+// else why not; no `accept` takes every library). On return the slots of `specs` hold
+// that library's addresses. Fails with each candidate's reason (the loader's error, the
+// missing symbols with the library's path, or accept's text) joined by "; ".
+Result<LibraryWithSymbols> open_first_with_symbols(
+    std::span<const std::string> candidates, std::span<const SymbolSpec> specs,
+    const std::function<std::string(const DynamicLibrary&)>& accept = {});
 
 }  // namespace dlenv

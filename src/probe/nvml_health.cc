@@ -80,54 +80,43 @@ NvmlHealthReader::~NvmlHealthReader() {
 
 Result<std::unique_ptr<NvmlHealthReader>> NvmlHealthReader::open(
     const std::vector<std::string>& candidates) {
-  std::string failures;
-  for (const auto& c : candidates) {
-    auto lib = DynamicLibrary::open(c);
-    if (!lib) {
-      failures += (failures.empty() ? "" : "; ") + lib.error().message;
-      continue;
+  auto impl = std::make_unique<Impl>();
+  void* p[9] = {};
+  const SymbolSpec specs[] = {
+      {"nvmlInit", &p[0], true, 2},
+      {"nvmlShutdown", &p[1], true, 0},
+      {"nvmlDeviceGetHandleByPciBusId", &p[2], false, 2},
+      {"nvmlDeviceGetHandleByIndex", &p[3], true, 2},
+      {"nvmlDeviceGetComputeMode", &p[4], false, 0},
+      {"nvmlDeviceGetComputeRunningProcesses", &p[5], false, 3},
+      {"nvmlDeviceGetEccMode", &p[6], false, 0},
+      {"nvmlDeviceGetTotalEccErrors", &p[7], false, 0},
+      {"nvmlDeviceGetRemappedRows", &p[8], false, 0},
+  };
+  // A library whose nvmlInit fails is passed over for the next candidate.
+  auto initialised = [&](const DynamicLibrary& lib) -> std::string {
+    if (int r = reinterpret_cast<decltype(impl->init)>(p[0])(); r != kNvmlSuccess) {
+      return lib.loaded_path() + ": nvmlInit failed (return code " + std::to_string(r) + ")";
     }
-    auto impl = std::make_unique<Impl>();
-    void* p[9] = {};
-    const SymbolSpec specs[] = {
-        {"nvmlInit", &p[0], true, 2},
-        {"nvmlShutdown", &p[1], true, 0},
-        {"nvmlDeviceGetHandleByPciBusId", &p[2], false, 2},
-        {"nvmlDeviceGetHandleByIndex", &p[3], true, 2},
-        {"nvmlDeviceGetComputeMode", &p[4], false, 0},
-        {"nvmlDeviceGetComputeRunningProcesses", &p[5], false, 3},
-        {"nvmlDeviceGetEccMode", &p[6], false, 0},
-        {"nvmlDeviceGetTotalEccErrors", &p[7], false, 0},
-        {"nvmlDeviceGetRemappedRows", &p[8], false, 0},
-    };
-    auto bound = bind_symbols(*lib, specs);
-    if (!bound) {
-      failures += (failures.empty() ? "" : "; ") + bound.error().message;
-      continue;
-    }
-    auto as = [&](int i, auto& fn) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p[i]);
-    };
-    as(0, impl->init);
-    as(1, impl->shutdown);
-    as(2, impl->by_bus);
-    as(3, impl->by_index);
-    as(4, impl->compute_mode);
-    as(5, impl->processes);
-    as(6, impl->ecc_mode);
-    as(7, impl->ecc_total);
-    as(8, impl->remapped);
-    impl->path = lib->loaded_path();
-    impl->lib = std::move(*lib);
-    if (int r = impl->init(); r != kNvmlSuccess) {
-      impl->shutdown = nullptr;  // nothing to shut down
-      failures += (failures.empty() ? "" : "; ") + impl->path + ": nvmlInit failed (return code " +
-                  std::to_string(r) + ")";
-      continue;
-    }
-    return std::unique_ptr<NvmlHealthReader>(new NvmlHealthReader(std::move(impl)));
-  }
-  return fail("NVML is not available: " + failures);
+    return "";
+  };
+  auto lib = open_first_with_symbols(candidates, specs, initialised);
+  if (!lib) return fail("NVML is not available: " + lib.error().message);
+  auto as = [&](int i, auto& fn) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p[i]);
+  };
+  as(0, impl->init);
+  as(1, impl->shutdown);
+  as(2, impl->by_bus);
+  as(3, impl->by_index);
+  as(4, impl->compute_mode);
+  as(5, impl->processes);
+  as(6, impl->ecc_mode);
+  as(7, impl->ecc_total);
+  as(8, impl->remapped);
+  impl->path = lib->lib.loaded_path();
+  impl->lib = std::move(lib->lib);
+  return std::unique_ptr<NvmlHealthReader>(new NvmlHealthReader(std::move(impl)));
 }
 
 std::optional<NvmlGpuHealth> NvmlHealthReader::by_pci_bus_id(const std::string& bus_id) const {
