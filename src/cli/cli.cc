@@ -55,33 +55,9 @@ struct ToolError {
   std::string message;
 };
 
-Os host_os() {
-#ifdef _WIN32
-  return Os::windows;
-#else
-  return Os::linux;
-#endif
-}
-
 // Everything a system-reading command needs, built from the common options.
-struct Setup {
-  std::unique_ptr<FileSystem> fs;
-  std::unique_ptr<Env> env;
-  std::shared_ptr<const Kb> kb;
-  Os os = host_os();
-  std::string env_source = "process environment";
-};
-
-Result<Setup> make_setup(const CommonOptions& o) {
-  auto v = open_system_view(o.root, o.os_name, o.env_file, o.kb_dir);  // cli/setup.h
-  if (!v) return std::unexpected(v.error());
-  Setup s;
-  s.fs = std::move(v->fs);
-  s.env = std::move(v->env);
-  s.kb = std::move(v->kb);
-  s.os = v->os;
-  s.env_source = std::move(v->env_source);
-  return s;
+Result<SystemView> make_setup(const CommonOptions& o) {
+  return open_system_view(o.root, o.os_name, o.env_file, o.kb_dir);  // cli/setup.h
 }
 
 void add_common(CLI::App* app, CommonOptions& o) {
@@ -115,7 +91,7 @@ Result<bool> windows_registry(ProbeContext& ctx, const std::vector<std::string>&
     }
     ctx.registry = registry_from_data(std::move(all));
     ctx.registry_source = "--registry-file " + join(files, ", ");
-  } else if (ctx.os == Os::windows && !ctx.fs.is_rooted() && host_os() == Os::windows) {
+  } else if (ctx.os == Os::windows && !ctx.fs.is_rooted() && this_host_os() == Os::windows) {
     ctx.registry = live_registry();
     ctx.registry_source = "registry";
   }
@@ -133,7 +109,7 @@ int run_doctor(const CommonOptions& co, const DoctorOptions& o, std::ostream& ou
   ProbeContext ctx{
       *setup->fs,       *setup->env, *setup->kb, setup->os, !setup->fs->is_rooted() && !o.no_live,
       setup->env_source};
-  if (ctx.os != host_os()) ctx.live = false;
+  if (ctx.os != this_host_os()) ctx.live = false;
   if (auto reg = windows_registry(ctx, o.registry_files); !reg) {
     err << "dlenv: " << reg.error().message << "\n";
     return kExitUsage;

@@ -3,12 +3,11 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <ostream>
-#include <sstream>
 
 #include "cli/cli.h"
+#include "cli/setup.h"
 #include "kb/kb.h"
 #include "platform/dynamic_library.h"
 #include "platform/env.h"
@@ -38,40 +37,13 @@ std::vector<std::string> host_hwcaps() {
   return out;
 }
 
-struct DepsSetup {
-  std::unique_ptr<FileSystem> fs;
-  std::unique_ptr<Env> env;
-  std::shared_ptr<const Kb> kb;
-};
-
-Result<DepsSetup> make_deps_setup(const std::string& root, const std::string& env_file) {
-  DepsSetup s;
-  if (!root.empty()) {
-    if (!make_real_filesystem()->is_dir(root)) return fail("--root " + root + ": not a directory");
-    s.fs = make_rooted_filesystem(root);
-  } else {
-    s.fs = make_real_filesystem();
-  }
-  if (!env_file.empty()) {
-    std::ifstream in(env_file, std::ios::binary);
-    if (!in) return fail("--env-file " + env_file + ": cannot open the file");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    auto vars = parse_env_file(ss.str(), env_file);
-    if (!vars) return std::unexpected(vars.error());
-    s.env = make_map_env(std::move(*vars));
-  } else if (!root.empty()) {
-    s.env = make_map_env({});
-  } else {
-    s.env = make_process_env();
-  }
-  auto kb = Kb::load_embedded();
-  if (!kb) return fail("knowledge base: " + kb.error().message);
-  s.kb = *kb;
-  return s;
+// --root, --env-file and the knowledge base as every system-reading command opens them
+// (cli/setup.h); the OS is picked per target (pick_os).
+Result<SystemView> open_deps_view(const std::string& root, const std::string& env_file) {
+  return open_system_view(root, "", env_file, "");
 }
 
-LinuxLoaderSettings settings_for(const DepsSetup& s, bool rooted) {
+LinuxLoaderSettings settings_for(const SystemView& s, bool rooted) {
   ProbeContext ctx{*s.fs, *s.env, *s.kb, Os::linux, !rooted, ""};
   LoaderConfig lc = read_loader_config(ctx);
   LinuxLoaderSettings ls;
@@ -80,14 +52,6 @@ LinuxLoaderSettings settings_for(const DepsSetup& s, bool rooted) {
   ls.conf_dirs = lc.conf_dirs;
   if (!rooted) ls.hwcaps = host_hwcaps();
   return ls;
-}
-
-Os this_host_os() {
-#ifdef _WIN32
-  return Os::windows;
-#else
-  return Os::linux;
-#endif
 }
 
 // Whether `target` is a Windows module: a PE file, or a .dll/.exe/.pyd name.
@@ -109,7 +73,7 @@ Result<Os> pick_os(const std::string& os, const FileSystem& fs, const std::strin
   return looks_windows(fs, target) ? Os::windows : Os::linux;
 }
 
-WindowsLoaderSettings windows_settings_for(const DepsSetup& s, const DepsOptions& o) {
+WindowsLoaderSettings windows_settings_for(const SystemView& s, const DepsOptions& o) {
   WindowsLoaderSettings ws;
   if (auto root = s.env->get("SystemRoot")) ws.windows_dir = *root;
   if (auto path = s.env->get("PATH")) {
@@ -383,7 +347,7 @@ int run_deps(const DepsOptions& o, std::ostream& out, std::ostream& err) {
     err << "dlenv deps: give a file (path) or a library name, e.g. `dlenv deps libcudnn.so.9`\n";
     return kExitUsage;
   }
-  auto setup = make_deps_setup(o.root, o.env_file);
+  auto setup = open_deps_view(o.root, o.env_file);
   if (!setup) {
     err << "dlenv deps: " << setup.error().message << "\n";
     return kExitUsage;
@@ -511,7 +475,7 @@ int run_load(const LoadOptions& o, std::ostream& out, std::ostream& err) {
       // tables are checked against the exports (the loader model's walk of the same load).
       std::vector<std::string> import_errors;
       if (os == Os::windows) {
-        if (auto setup = make_deps_setup("", o.env_file)) {
+        if (auto setup = open_deps_view("", o.env_file)) {
           // A path is loaded with LOAD_WITH_ALTERED_SEARCH_PATH (platform/dynamic_library):
           // the search starts in the DLL's own directory, as in place of the app directory.
           DepsOptions d;
@@ -556,7 +520,7 @@ int run_load(const LoadOptions& o, std::ostream& out, std::ostream& err) {
     j["model_only"] = true;
   }
   // The dependency walk that explains the failure.
-  auto setup = make_deps_setup(o.root, o.env_file);
+  auto setup = open_deps_view(o.root, o.env_file);
   std::vector<std::string> explanation;
   if (!setup) {
     err << "dlenv load: " << setup.error().message << "\n";

@@ -5,14 +5,18 @@
 
 namespace dlenv {
 
+Os this_host_os() {
+#ifdef _WIN32
+  return Os::windows;
+#else
+  return Os::linux;
+#endif
+}
+
 Result<SystemView> open_system_view(const std::string& root, const std::string& os_name,
                                     const std::string& env_file, const std::string& kb_dir) {
   SystemView s;
-#ifdef _WIN32
-  const Os host = Os::windows;
-#else
-  const Os host = Os::linux;
-#endif
+  const Os host = this_host_os();
   s.os = host;
   if (!os_name.empty()) {
     if (os_name == "linux") {

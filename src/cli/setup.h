@@ -1,6 +1,7 @@
 // The view of a system every system-reading command starts from, built from the
 // common options (--root, --os, --env-file, --kb): shared by doctor (cli.cc) and
-// the action commands (cudnn_cmd.cc, env_cmd.cc).
+// the action commands (cudnn_cmd.cc, env_cmd.cc) and the binary-analysis commands
+// (deps, load: deps.cc).
 #pragma once
 
 #include <memory>
@@ -22,6 +23,9 @@ struct SystemView {
   std::string root;  // "" for the real system
   std::string env_source = "process environment";
 };
+
+// The OS dlenv was built for (and runs on).
+Os this_host_os();
 
 // Errors: an --os other than linux|windows, a --root that is not a directory, an
 // unreadable --env-file, a knowledge base that does not load. Under --root without
