@@ -151,7 +151,7 @@ Facts collect_facts(const ProbeContext& ctx, const ProbeOptions& options) {
   f.timing.ms["python"] = ms_since(t0);
   if (options.python_deep && !ctx.fs.is_rooted()) {
     t0 = Clock::now();
-    probe_python_deep(f.python, std::chrono::seconds(options.python_deep_timeout_s));
+    probe_python_deep(ctx.fs, f.python, std::chrono::seconds(options.python_deep_timeout_s));
     f.timing.ms["python_deep"] = ms_since(t0);
   }
   if (win) {

@@ -92,8 +92,10 @@ std::vector<std::string> python_site_packages(const ProbeContext& ctx,
 Fact<std::string> probe_glibc(const ProbeContext& ctx, const LoaderConfig& loader);
 
 // --deep: runs every interpreter found (in parallel, each with the timeout) with the
-// probe script embedded in the binary and fills PythonEnv::deep. Never hangs.
-void probe_python_deep(std::vector<PythonEnv>& envs, std::chrono::milliseconds timeout);
+// probe script embedded in the binary and fills PythonEnv::deep. Never hangs. The
+// libraries each process reports loaded are classified through `fs`.
+void probe_python_deep(const FileSystem& fs, std::vector<PythonEnv>& envs,
+                       std::chrono::milliseconds timeout);
 
 // The loads doctor reasons about, modelled by the loader models on the files (after
 // the cuDNN, toolkit, Python and Windows facts): LD_PRELOAD, LD_LIBRARY_PATH entries,

@@ -790,6 +790,41 @@ class PythonProbe {
     }
   }
 
+  // "libcudnn.so.9" -> 9 for lib "cudnn"; nullopt for any other name (libcudnn.so.9.1.0,
+  // libcudnn_ops.so.9).
+  static std::optional<int> soname_major(const std::string& name, const std::string& lib) {
+    std::string stem = "lib" + lib + ".so.";
+    if (!starts_with(name, stem)) return std::nullopt;
+    std::string rest = name.substr(stem.size());
+    if (rest.empty() || rest.find('.') != std::string::npos) return std::nullopt;
+    return static_cast<int>(parse_int(rest).value_or(0));
+  }
+  // The Windows DLL of `lib`, case-insensitively: "cudnn64_9.dll" -> 9, "cudart64_110.dll"
+  // -> 11 (CUDA 11.0), "cublasLt64_12.dll" -> 12, "nvJitLink_120_0.dll" -> 12; nullopt for
+  // sub-libraries (cudnn_ops64_9.dll) and other names.
+  static std::optional<int> windows_dll_major(const std::string& name, const std::string& lib) {
+    const std::string n = to_lower(name);
+    const std::string l = to_lower(lib);
+    std::string rest;
+    if (starts_with(n, l + "64_")) {
+      rest = n.substr(l.size() + 3);
+    } else if (l == "nvjitlink" && starts_with(n, l + "_")) {
+      rest = n.substr(l.size() + 1);
+    } else {
+      return std::nullopt;
+    }
+    if (!rest.ends_with(".dll")) return std::nullopt;
+    rest.resize(rest.size() - 4);
+    const std::string digits = rest.substr(0, rest.find('_'));  // nvJitLink_120_0 -> 120
+    if (digits.empty() || digits.size() > 3 ||
+        digits.find_first_not_of("0123456789") != std::string::npos) {
+      return std::nullopt;
+    }
+    if (rest.size() > digits.size() && l != "nvjitlink" && l != "nvrtc") return std::nullopt;
+    const int v = static_cast<int>(parse_int(digits).value_or(0));
+    return digits.size() == 3 ? v / 10 : v;
+  }
+
   void cuda_libs(PythonEnv& e) {
     static const std::vector<std::pair<std::string, std::string>> libs = {
         {"cudnn", "nvidia-cudnn"},         {"cudart", "nvidia-cuda-runtime"},
@@ -806,19 +841,29 @@ class PythonProbe {
         }
       }
       libdirs.push_back(path_join(site, "tensorrt_libs"));  // the tensorrt-libs wheel
+      // Windows torch wheels carry their own cuDNN/cuBLAS/cudart DLLs in torch\lib.
+      const std::string torch_lib = path_join(path_join(site, "torch"), "lib");
+      if (windows()) libdirs.push_back(torch_lib);
       for (const auto& libdir : libdirs) {
         auto files = fs_.list_dir(libdir);
         if (!files) continue;
         for (const auto& file : *files) {
           for (const auto& [lib, pkg_prefix] : libs) {
-            std::string stem = "lib" + lib + ".so.";
-            if (!starts_with(file.name, stem)) continue;
-            std::string rest = file.name.substr(stem.size());
-            if (rest.empty() || rest.find('.') != std::string::npos) continue;
+            auto major =
+                windows() ? windows_dll_major(file.name, lib) : soname_major(file.name, lib);
+            if (!major) continue;
             PythonLibCopy c;
             c.library = lib;
-            c.major = static_cast<int>(parse_int(rest).value_or(0));
+            c.major = *major;
             c.path = path_join(libdir, file.name);
+            if (libdir == torch_lib) {
+              if (const auto* t = pkg(e, "torch")) {
+                c.package = t->name;
+                c.version = t->version;
+              }
+              e.cuda_libs.push_back(std::move(c));
+              continue;
+            }
             for (const auto& p : e.packages) {
               if (starts_with(p.name, pkg_prefix + "-cu") || p.name == pkg_prefix) {
                 c.package = p.name;

@@ -5,11 +5,13 @@
 // GetModuleFileNameW through ctypes, same "loaded" paths); it
 // prints one JSON object between two marker lines. Everything the interpreter
 // does wrong (hang, crash, garbage, an old Python) becomes a status, never a hang.
+#include <cctype>
 #include <future>
 #include <nlohmann/json.hpp>
 
 #include "platform/process.h"
 #include "probe/probe.h"
+#include "probe/process_maps.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -219,16 +221,46 @@ DeepProbe run_one(const std::string& interpreter, std::chrono::milliseconds time
   return d;
 }
 
+// A module path of a Windows process (backslashes or a drive letter: C:\x\y.dll,
+// \\?\C:\x\y.dll, C:/x/y.dll).
+bool windows_path(std::string_view p) {
+  return p.find('\\') != std::string_view::npos ||
+         (p.size() >= 2 && p[1] == ':' && std::isalpha(static_cast<unsigned char>(p[0])));
+}
+
+// The reported paths as `dlenv which` sees a process's libraries: name, version (file
+// name, soname, PE version resource, wheel metadata) and origin. A Windows module list
+// (backslash or drive-letter paths) goes through nvidia_modules, /proc/self/maps paths
+// through nvidia_libraries.
+void classify_loaded(const FileSystem& fs, DeepProbe& d) {
+  bool win = false;
+  for (const auto& p : d.loaded_libraries) win |= windows_path(p);
+  if (win) {
+    d.loaded = nvidia_modules(fs, d.loaded_libraries);
+    return;
+  }
+  std::vector<MapsEntry> maps;
+  for (const auto& p : d.loaded_libraries) {
+    MapsEntry m;
+    m.path = p;
+    maps.push_back(std::move(m));
+  }
+  d.loaded = nvidia_libraries(fs, maps);
+}
+
 }  // namespace
 
-void probe_python_deep(std::vector<PythonEnv>& envs, std::chrono::milliseconds timeout) {
+void probe_python_deep(const FileSystem& fs, std::vector<PythonEnv>& envs,
+                       std::chrono::milliseconds timeout) {
   std::vector<std::future<DeepProbe>> runs(envs.size());
   for (size_t i = 0; i < envs.size(); ++i) {
     if (!envs[i].interpreter) continue;
     runs[i] = std::async(std::launch::async, run_one, *envs[i].interpreter, timeout);
   }
   for (size_t i = 0; i < envs.size(); ++i) {
-    if (runs[i].valid()) envs[i].deep = runs[i].get();
+    if (!runs[i].valid()) continue;
+    envs[i].deep = runs[i].get();
+    classify_loaded(fs, *envs[i].deep);
   }
 }
 

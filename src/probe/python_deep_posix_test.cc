@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "platform/filesystem.h"
 #include "probe/probe.h"
 #include "util/temp_dir_test_support.h"
 
@@ -32,7 +33,7 @@ END
   fs::permissions(py, fs::perms::owner_all);
   std::vector<PythonEnv> envs(1);
   envs[0].interpreter = Fact<std::string>::known(py.string(), "test");
-  probe_python_deep(envs, std::chrono::seconds(20));
+  probe_python_deep(*make_real_filesystem(), envs, std::chrono::seconds(20));
   ASSERT_TRUE(envs[0].deep);
   const DeepProbe& d = *envs[0].deep;
   ASSERT_TRUE(d.status.value) << d.status.reason;
@@ -41,6 +42,17 @@ END
   EXPECT_EQ(d.loaded_libraries[0],
             "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.7\\bin\\cudart64_110.dll");
   EXPECT_EQ(d.loaded_libraries[1], "C:\\Windows\\System32\\nvcuda.dll");
+  // Classified as `dlenv which` classifies a Windows process's modules (by path here:
+  // these files do not exist on this machine).
+  ASSERT_EQ(d.loaded.size(), 2u);
+  EXPECT_EQ(d.loaded[0].library, "cudart");
+  EXPECT_EQ(d.loaded[0].version, "11") << "the name's major only";
+  EXPECT_EQ(d.loaded[0].origin, "CUDA toolkit");
+  EXPECT_EQ(d.loaded[0].origin_detail,
+            "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.7 (CUDA 11.7)");
+  EXPECT_EQ(d.loaded[1].library, "cuda (driver)");
+  EXPECT_EQ(d.loaded[1].origin, "driver");
+  EXPECT_EQ(d.loaded[1].origin_detail, "C:\\Windows\\System32");
   ASSERT_EQ(d.frameworks.size(), 1u);
   EXPECT_NE(d.frameworks[0].error.find("[WinError 126]"), std::string::npos);
   EXPECT_NE(d.frameworks[0].error.find(

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "probe/fact.h"
+#include "probe/process_maps.h"
 
 namespace dlenv {
 
@@ -102,6 +103,10 @@ struct DeepProbe {
   double wall_ms = 0;
   std::vector<DeepFramework> frameworks;
   std::vector<std::string> loaded_libraries;  // CUDA/cuDNN/cuBLAS files mapped in that process
+  // The NVIDIA ones among them (Linux .so and Windows DLL names alike) with their version
+  // and where each came from (pip wheel, CUDA toolkit, conda env, system, driver), read
+  // from the files as `dlenv which` does. Empty when the run gave no paths.
+  std::vector<MappedLibrary> loaded;
 };
 
 struct PythonEnv {

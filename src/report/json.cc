@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "report/internal.h"
+#include "report/python_loaded.h"
 #include "report/report.h"
 
 namespace dlenv {
@@ -187,9 +188,9 @@ json cudnn_json(const std::vector<CudnnCopy>& copies) {
   return arr;
 }
 
-json python_json(const std::vector<PythonEnv>& envs) {
+json python_json(const Facts& facts) {
   json arr = json::array();
-  for (const PythonEnv& e : envs) {
+  for (const PythonEnv& e : facts.python) {
     json j;
     j["interpreter"] = fact_json(e.interpreter);
     j["prefix"] = e.prefix;
@@ -283,6 +284,16 @@ json python_json(const std::vector<PythonEnv>& envs) {
       }
       d["frameworks"] = fws;
       d["loaded_libraries"] = strings_json(e.deep->loaded_libraries);
+      json view = json::array();
+      for (const LoadedLibraryView& v : loaded_vs_installed(facts, e)) {
+        view.push_back(json{{"name", v.name},
+                            {"loaded", v.loaded},
+                            {"version", v.version},
+                            {"origin", v.origin},
+                            {"installed", strings_json(v.installed)},
+                            {"warning", v.warning}});
+      }
+      d["loaded_vs_installed"] = view;
       j["deep"] = d;
     }
     arr.push_back(std::move(j));
@@ -426,7 +437,7 @@ nlohmann::ordered_json report_json(const Facts& facts, const std::vector<Finding
   j["toolkits"] = toolkits_json(facts.toolkits);
   j["cudnn"] = cudnn_json(facts.cudnn);
   j["libraries"] = json::array();
-  j["python"] = python_json(facts.python);
+  j["python"] = python_json(facts);
   j["env"] = env_json(facts.env);
   j["system"] = system_json(facts.system);
   if (facts.windows) j["windows"] = report_detail::windows_json(*facts.windows);

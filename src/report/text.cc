@@ -417,6 +417,7 @@ void python_section(Writer& w, const Facts& facts) {
                         clean(v.loaded + (v.version.empty() ? "" : " (" + v.version + ")") +
                               (v.warning.empty() ? "" : "  ! " + v.warning)),
                         {}});
+        if (!v.origin.empty()) rows.push_back({"    from", clean(v.origin), {}});
         for (const auto& i : v.installed) rows.push_back({"    installed", clean(i), {}});
       }
       if (view.empty() && !e.deep->loaded_libraries.empty()) {

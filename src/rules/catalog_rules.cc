@@ -214,12 +214,8 @@ void cublas_pin(const Ctx& c, Findings& out) {
       x.evidence.push_back(py::pkg_ev(*torch));
       x.evidence.push_back(ev("Requires-Dist: " + r->text, torch->source));
       x.evidence.push_back(py::pkg_ev(*have));
-      if (e.deep) {
-        for (const auto& l : e.deep->loaded_libraries) {
-          if (contains(l, "libcublas")) {
-            x.evidence.push_back(ev("loaded " + l, "/proc/self/maps of " + py::env_name(e)));
-          }
-        }
+      for (const auto& l : py::deep_loaded(e, "cublas")) {
+        x.evidence.push_back(ev("loaded " + l, py::deep_loaded_source(e)));
       }
       x.fix.push_back(
           py::step("restore the cuBLAS wheel torch was built with (another package "

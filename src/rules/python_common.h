@@ -28,6 +28,16 @@ const PythonPackage* pkg(const PythonEnv& e, std::string_view name);
 Evidence pkg_ev(const PythonPackage& p);
 const FrameworkFacts* fw(const PythonEnv& e, std::string_view name);
 
+// --deep (python_deep_common.cc): the files of a library family ("cudnn", "cublas",
+// "cudart") the process reported loaded, in its order: Linux libcudnn*.so* and Windows
+// cudnn*.dll names alike, the latter matched case-insensitively with either separator.
+std::vector<std::string> deep_loaded(const PythonEnv& e, std::string_view family);
+// Where those paths came from: "/proc/self/maps of ENV", or "the module list of ENV" when
+// the process was a Windows one.
+std::string deep_loaded_source(const PythonEnv& e);
+// The process was a Windows one (its module paths are Windows paths).
+bool deep_windows(const PythonEnv& e);
+
 // An NVIDIA GPU or driver is visible (NVML, /proc or the kernel module).
 bool gpu_present(const Facts& f);
 

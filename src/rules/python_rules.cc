@@ -1170,14 +1170,13 @@ void deep_results(const Ctx& c, Findings& out) {
       // The CUDA libraries the process really mapped: the first few, then a count.
       constexpr size_t kShown = 6;
       for (size_t i = 0; i < e.deep->loaded_libraries.size() && i < kShown; ++i) {
-        x.evidence.push_back(
-            ev("loaded " + e.deep->loaded_libraries[i], "/proc/self/maps of " + env_name(e)));
+        x.evidence.push_back(ev("loaded " + e.deep->loaded_libraries[i], deep_loaded_source(e)));
       }
       if (e.deep->loaded_libraries.size() > kShown) {
         x.evidence.push_back(
             ev("... and " + std::to_string(e.deep->loaded_libraries.size() - kShown) +
                    " more CUDA libraries (dlenv doctor --deep --json lists them all)",
-               "/proc/self/maps of " + env_name(e)));
+               deep_loaded_source(e)));
       }
       x.fix.push_back(step("`dlenv explain " + std::string(id) + "` has the cause and the fix"));
       out.push_back(std::move(x));

@@ -296,15 +296,41 @@ void torch_deep_cudnn(const Ctx& c, Findings& out) {
       x.evidence.push_back(ev("torch.backends.cudnn.version() = " + d.cudnn +
                                   ", torch._C._cudnn.getCompileVersion() = " + d.cudnn_compiled,
                               e.deep->status.source));
-      for (const auto& l : e.deep->loaded_libraries) {
-        if (contains(path_basename(l), "libcudnn")) {
-          x.evidence.push_back(ev("loaded " + l, "/proc/self/maps of " + env_name(e)));
+      for (const auto& l : deep_loaded(e, "cudnn")) {
+        x.evidence.push_back(ev("loaded " + l, deep_loaded_source(e)));
+      }
+      if (!deep_windows(e)) {
+        x.fix.push_back(
+            step("remove foreign cuDNN directories from LD_LIBRARY_PATH so torch "
+                 "finds the cuDNN wheel it was built with",
+                 "unset LD_LIBRARY_PATH", &c));
+        out.push_back(std::move(x));
+        continue;
+      }
+      // Windows: torch loads cudnn64_N.dll from torch\lib, unless a DLL of that name is
+      // already in the process or sits in an earlier place (beside python.exe, System32).
+      std::string foreign;
+      for (const auto& l : deep_loaded(e, "cudnn")) {
+        std::string lp = to_lower(l);
+        std::replace(lp.begin(), lp.end(), '\\', '/');
+        const std::string b = lp.substr(lp.find_last_of('/') + 1);
+        if (b.starts_with("cudnn64_") && !contains(lp, "/site-packages/torch/lib/")) {
+          foreign = l;
+          break;
         }
       }
-      x.fix.push_back(
-          step("remove foreign cuDNN directories from LD_LIBRARY_PATH so torch "
-               "finds the cuDNN wheel it was built with",
-               "unset LD_LIBRARY_PATH", &c));
+      if (!foreign.empty()) {
+        const std::string b = foreign.substr(foreign.find_last_of("/\\") + 1);
+        const std::string why =
+            "move the cuDNN that was loaded instead of torch's own out of "
+            "the way (Windows takes a " +
+            b + " already loaded, or one beside python.exe, before torch\\lib's)";
+        x.fix.push_back(
+            step(why, "Rename-Item -LiteralPath '" + foreign + "' '" + b + ".bak'", &c));
+      } else {
+        x.fix.push_back(step("reinstall torch so the cuDNN DLLs in torch\\lib are its own",
+                             pip(e) + " install --force-reinstall torch==" + d.version, &c));
+      }
       out.push_back(std::move(x));
     }
   }
