@@ -302,6 +302,58 @@ bool cuda_framework(const FrameworkFacts& fw) {
   return fw.cuda.ok() || fw.name == "ctranslate2";
 }
 
+// A framework library's load into `c`. The run-time companions of each cuDNN main library
+// it reaches come from that copy's own "cudnn-copy" context (modelled before): a main library
+// with DT_RUNPATH opens its sub-libraries through LD_LIBRARY_PATH and its own DT_RUNPATH only
+// (the loading chain's DT_RPATH does not apply), so they resolve the same, and cuDNN's large
+// sub-libraries are not read a second time (doctor's time budget). A main library without
+// DT_RUNPATH (cuDNN 8), or a copy without a context, gets the whole load modelled.
+Result<LoadTree> model_framework(const ProbeContext& ctx, const std::string& file,
+                                 const LinuxLoaderSettings& ls, const LoaderFacts& out,
+                                 LoadContext& c) {
+  LinuxLoaderSettings plain = ls;
+  plain.companions = false;
+  auto tree = model_linux_load(ctx.fs, ctx.kb, file, plain);
+  if (!tree) {
+    take_tree(c, tree, false);
+    return tree;
+  }
+  std::vector<const LoadContext*> grafts;
+  bool whole = false;
+  for (const auto& o : tree->objects) {
+    if (!starts_with(o.name, "libcudnn") || !o.path || o.missing || !o.elf) continue;
+    const LoadContext* copy = nullptr;
+    const std::string real = ctx.fs.real_path(*o.path).value_or(*o.path);
+    for (const auto& k : out.contexts) {
+      if (k.kind == "cudnn-copy" && k.error.empty() &&
+          ctx.fs.real_path(k.root).value_or(k.root) == real) {
+        copy = &k;
+      }
+    }
+    if (!o.elf->runpath || !copy) {
+      whole = true;
+      break;
+    }
+    grafts.push_back(copy);
+  }
+  if (whole) {
+    tree = model_linux_load(ctx.fs, ctx.kb, file, ls);
+    take_tree(c, tree, false);
+    return tree;
+  }
+  take_tree(c, tree, false);
+  for (const auto* copy : grafts) {
+    for (size_t i = 1; i < copy->libs.size(); ++i) {
+      const ResolvedLib& l = copy->libs[i];
+      if (std::none_of(c.libs.begin(), c.libs.end(),
+                       [&](const ResolvedLib& x) { return x.name == l.name; })) {
+        c.libs.push_back(l);
+      }
+    }
+  }
+  return tree;
+}
+
 void framework_contexts(const ProbeContext& ctx, const LinuxLoaderSettings& base, const Facts& f,
                         LoaderFacts& out) {
   LinuxLoaderSettings ls = base;
@@ -324,8 +376,7 @@ void framework_contexts(const ProbeContext& ctx, const LinuxLoaderSettings& base
       c.python_interpreter = e.interpreter.value.value_or("");
       c.cuda = fw.cuda.value.value_or("");
       c.label = fw.name + " " + fw.version + " (" + path_basename(*file) + ") in " + e.prefix;
-      auto tree = model_linux_load(ctx.fs, ctx.kb, *file, ls);
-      take_tree(c, tree, false);
+      auto tree = model_framework(ctx, *file, ls, out, c);
       bool needs_cudnn = false;
       for (const auto& l : c.libs) needs_cudnn |= starts_with(l.name, "libcudnn");
       out.contexts.push_back(c);
