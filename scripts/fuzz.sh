@@ -13,6 +13,12 @@
 # (libFuzzer's output) and any crash-*/leak-*/timeout-*/oom-* reproducer.
 # Exit status: 0 when no target found anything, 1 otherwise, 2 on setup errors.
 #
+# scripts/fuzz.sh --smoke [SECONDS]: the short run CI does after the tests (.ci/run):
+# each target SECONDS (default 20), failing on any crash, leak, timeout or OOM. Where
+# no usable clang (16 or newer, with its libFuzzer runtime) is installed it says so and
+# exits 0 (scripts/install-deps.sh --fuzz installs one). Its own build dir
+# (build/fuzz-smoke unless DLENV_FUZZ_BUILD is set).
+#
 # scripts/fuzz.sh coverage: instead of fuzzing, builds each target with
 # clang's source-based coverage, runs it once over the checked-in corpus
 # (-runs=0) and prints llvm-cov's report for its reader (needs llvm-16 or the
@@ -22,26 +28,41 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 mode=fuzz
 if [[ ${1:-} == coverage ]]; then mode=coverage; shift; fi
-secs=${1:-300}
+if [[ ${1:-} == --smoke ]]; then mode=smoke; shift; fi
+secs=${1:-$([[ $mode == smoke ]] && echo 20 || echo 300)}
 [[ $secs =~ ^[0-9]+$ ]] || { echo "fuzz.sh: SECONDS must be a whole number" >&2; exit 2; }
-build=${DLENV_FUZZ_BUILD:-$root/build/fuzz}
+build=${DLENV_FUZZ_BUILD:-$root/build/$([[ $mode == smoke ]] && echo fuzz-smoke || echo fuzz)}
 work=${DLENV_FUZZ_WORK:-$build/fuzz-work}
 targets=${DLENV_FUZZ_TARGETS:-elf pe ldcache}
 
+# No usable clang: a setup error (exit 2), except for --smoke, which says why and skips.
+no_clang() {
+  if [[ $mode == smoke ]]; then
+    echo "fuzz.sh --smoke: SKIPPED, $1 (scripts/install-deps.sh --fuzz installs clang-16 and" \
+      "libclang-rt-16-dev)"
+    exit 0
+  fi
+  echo "fuzz.sh: $1 (apt-get install clang-16 libclang-rt-16-dev)" >&2
+  exit 2
+}
 cxx=${CXX:-}
 if [[ -z $cxx ]]; then
   for c in clang++-19 clang++-18 clang++-17 clang++-16 clang++; do
     if command -v "$c" >/dev/null; then cxx=$c; break; fi
   done
 fi
-[[ -n $cxx ]] || { echo "fuzz.sh: no clang++ found (apt-get install clang-16 libclang-rt-16-dev)" >&2; exit 2; }
+[[ -n $cxx ]] || no_clang "no clang++ found"
+command -v "$cxx" >/dev/null || no_clang "$cxx not found"
 cc=${cxx/clang++/clang}
 major=$("$cxx" -dumpversion | cut -d. -f1)
-if ((major < 16)); then
-  echo "fuzz.sh: $cxx is clang $major; libstdc++'s <expected> needs clang 16 or newer" \
-    "(apt-get install clang-16 libclang-rt-16-dev)" >&2
-  exit 2
-fi
+((major >= 16)) || no_clang "$cxx is clang $major; libstdc++'s <expected> needs clang 16 or newer"
+# The libFuzzer runtime (libclang-rt-N-dev) is a package of its own.
+probe=$(mktemp -d)
+trap 'rm -rf "$probe"' EXIT
+echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' \
+  >"$probe/t.cc"
+"$cxx" -fsanitize=fuzzer,address "$probe/t.cc" -o "$probe/t" 2>/dev/null ||
+  no_clang "$cxx cannot link -fsanitize=fuzzer (no libFuzzer runtime: libclang-rt-$major-dev)"
 # libstdc++ 12 hides <expected> unless __cpp_concepts >= 202002L, which clang
 # (16-18) implements but does not announce.
 flags=""
@@ -53,8 +74,14 @@ fi
 echo "fuzz.sh: $cxx (clang $major), build $build, $secs s per target"
 CXX=$cxx CC=$cc cmake -S "$root" -B "$build" -DDLENV_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DCMAKE_CXX_FLAGS=$flags" >/dev/null
+# The compiler's output goes to a log, shown when the build fails.
 # shellcheck disable=SC2086
-cmake --build "$build" -j"${DLENV_FUZZ_JOBS:-2}" --target $(printf '%s_fuzz ' $targets) >/dev/null
+if ! cmake --build "$build" -j"${DLENV_FUZZ_JOBS:-2}" --target $(printf '%s_fuzz ' $targets) \
+  >"$build/fuzz-build.log" 2>&1; then
+  tail -40 "$build/fuzz-build.log" >&2
+  echo "fuzz.sh: building the fuzz targets failed (the whole log: $build/fuzz-build.log)" >&2
+  exit 2
+fi
 
 if [[ $mode == coverage ]]; then
   bin=$("$cxx" -print-prog-name=clang | xargs dirname 2>/dev/null || true)
@@ -93,12 +120,17 @@ for t in $targets; do
   rc=0
   "$build/tests/${t}_fuzz" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$dir/" "$dir/corpus" >"$dir/log" 2>&1 || rc=$?
-  # The last status line (cov:, ft:, corp:, exec/s:) and the final stats.
+  # The seed (to rerun the same inputs: -seed=N), the last status line (cov:, ft:,
+  # corp:, exec/s:) and the final stats.
+  grep -m1 -E '^INFO: Seed:' "$dir/log" || true
   grep -E '^#[0-9]+' "$dir/log" | tail -1 || true
   grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "$dir/log" || true
   if ((rc != 0)) || compgen -G "$dir/crash-*" >/dev/null || compgen -G "$dir/leak-*" >/dev/null ||
     compgen -G "$dir/timeout-*" >/dev/null || compgen -G "$dir/oom-*" >/dev/null; then
     echo "$t: FOUND A PROBLEM (exit $rc); see $dir/log and the reproducer in $dir/"
+    # What libFuzzer and the sanitizer said (the log stays in the work dir).
+    grep -E -A12 '^==[0-9]+==ERROR|^SUMMARY|deadly signal|ALARM|out-of-memory' "$dir/log" |
+      head -40 || true
     found=1
   else
     echo "$t: no crash, leak, timeout or OOM"

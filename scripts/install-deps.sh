@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages dlenv needs to build and test -- only the
-# ones that are missing. Usage: scripts/install-deps.sh [--windows]
+# ones that are missing. Usage: scripts/install-deps.sh [--windows] [--fuzz]
+#   --windows  the mingw-w64 cross compilers and Wine (./build.sh windows)
+#   --fuzz     clang 16 and its libFuzzer runtime (scripts/fuzz.sh; ~45 MB to download)
 set -euo pipefail
 pkgs=(g++ cmake make libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev
       libarchive-dev libarchive-tools pkg-config file)
-if [[ "${1:-}" == "--windows" ]]; then
-  pkgs+=(g++-mingw-w64-x86-64-posix g++-mingw-w64-i686-posix wine wine64 libz-mingw-w64-dev)
-fi
+for arg in "$@"; do
+  case "$arg" in
+    --windows) pkgs+=(g++-mingw-w64-x86-64-posix g++-mingw-w64-i686-posix wine wine64 libz-mingw-w64-dev) ;;
+    --fuzz) pkgs+=(clang-16 libclang-rt-16-dev) ;;
+    *) echo "usage: scripts/install-deps.sh [--windows] [--fuzz]" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
