@@ -392,6 +392,21 @@ TEST(LoaderScenario, LdLibraryPathPutsTheLibcudaStubFirst) {
     t.so("/usr/local/cuda-13.0/lib64/stubs", "libcuda.so", "libcuda.so.1");
     t.env("LD_LIBRARY_PATH=" + llp + "\n");
   };
+  // The toolkit's stubs directory as installed (libcuda.so only) first on LD_LIBRARY_PATH:
+  // dlopen("libcuda.so.1") finds the driver, dlopen("libcuda.so") the stub.
+  Tree plain;
+  plain.so(kLinuxLib, "libcuda.so.580.95.05", "libcuda.so.1");
+  plain.elf("/usr/local/cuda-13.0/lib64/stubs/libcuda.so", {}, std::nullopt);
+  plain.env("LD_LIBRARY_PATH=/usr/local/cuda-13.0/lib64/stubs\n");
+  json p = plain.doctor(Os::linux);
+  const json* u = finding(p, "libcuda-stub-loaded");
+  ASSERT_NE(u, nullptr) << p["findings"].dump(2);
+  EXPECT_EQ(
+      (*u)["title"].get<std::string>().find("dlopen(\"libcuda.so\") picks the link-time stub in "
+                                            "/usr/local/cuda-13.0/lib64/stubs"),
+      0u)
+      << u->dump(2);
+
   Tree t;
   tree(t, "/usr/local/cuda-13.0/lib64/stubs:/usr/local/cuda-13.0/lib64");
   json j = t.doctor(Os::linux);
@@ -408,8 +423,9 @@ TEST(LoaderScenario, LdLibraryPathPutsTheLibcudaStubFirst) {
             std::string::npos)
       << f->dump(2);
 
-  Tree after;
+  Tree after;  // the driver's own libcuda.so link is found first too
   tree(after, kLinuxLib + ":/usr/local/cuda-13.0/lib64/stubs");
+  after.link(kLinuxLib + "/libcuda.so", "libcuda.so.1");
   json k = after.doctor(Os::linux);
   EXPECT_FALSE(ids(k).count("libcuda-stub-loaded")) << k["findings"].dump(2);
 }

@@ -193,6 +193,9 @@ void linux_contexts(const ProbeContext& ctx, const LoaderConfig& loader, const F
     names.insert("libcudart.so." + m);
   }
   names.insert("libcuda.so.1");
+  // Some loaders (numba, older code) open the unversioned name, which the toolkit's stubs
+  // directory provides by default.
+  names.insert("libcuda.so");
   LinuxLoaderSettings plain = ls;
   plain.companions = false;
   for (const auto& n : names) {

@@ -292,32 +292,40 @@ void loader_cudnn_not_found(const RuleContext& c, std::vector<Finding>& out) {
 bool loader_libcuda_stub(const RuleContext& c, std::vector<Finding>& out) {
   if (c.os != Os::linux) return false;
   bool decided = false;
-  std::map<std::string, std::vector<std::string>> picked;  // stub path -> who takes it
-  std::map<std::string, const ResolvedLib*> lib_of;
+  // One finding per stubs directory: who takes which file from it.
+  std::map<std::string, std::vector<std::string>> picked;  // stubs dir -> lines
+  std::map<std::string, const ResolvedLib*> lib_of;        // stubs dir -> first pick
+  std::map<std::string, std::set<std::string>> names;      // stubs dir -> names asked
+  std::map<std::string, std::vector<const ResolvedLib*>> all_of;
   for (const auto& ctx : c.f.loader.contexts) {
     if (ctx.kind != "by-name" && !framework_kind(ctx)) continue;
     for (const auto& l : ctx.libs) {
-      if (l.name != "libcuda.so.1" || l.path.empty()) continue;
-      decided = true;
+      if ((l.name != "libcuda.so.1" && l.name != "libcuda.so") || l.path.empty()) continue;
+      if (l.name == "libcuda.so.1") decided = true;
       if (!l.stub || l.rule == "already loaded") continue;  // preloads: loader_preload_stub
-      lib_of.emplace(l.path, &l);
-      auto& who = picked[l.path];
-      if (std::find(who.begin(), who.end(), ctx.label) == who.end()) who.push_back(ctx.label);
+      const std::string dir = path_dirname(l.path);
+      lib_of.emplace(dir, &l);
+      all_of[dir].push_back(&l);
+      names[dir].insert(l.name);
+      const std::string line = ctx.label + " takes " + l.path + " (" + rule_text(l) + ")";
+      auto& who = picked[dir];
+      if (std::find(who.begin(), who.end(), line) == who.end()) who.push_back(line);
     }
   }
-  for (const auto& [path, l] : lib_of) {
-    const std::string dir = path_dirname(path);
+  for (const auto& [dir, l] : lib_of) {
+    std::vector<std::string> asked;
+    for (const auto& n : names[dir]) asked.push_back("dlopen(\"" + n + "\")");
     Finding x = rule_helpers::make(
         "libcuda-stub-loaded", Severity::error, "driver",
-        "dlopen(\"libcuda.so.1\") picks the link-time stub " + path + " (" + rule_text(*l) +
+        join(asked, " and ") + (asked.size() == 1 ? " picks" : " pick") +
+            " the link-time stub in " + dir + " (" + rule_text(*l) +
             "), ahead of the real driver library: CUDA reports no driver / \"CUDA driver version "
             "is insufficient\"");
-    for (const auto& who : picked[path]) {
-      x.evidence.push_back(
-          ev(who + " takes " + path + " (" + rule_text(*l) + ")", "Linux loader model"));
-    }
-    for (const auto& s : l->shadowed) {
-      x.evidence.push_back(ev("the real driver library " + s + " comes later in the search", s));
+    for (const auto& line : picked[dir]) x.evidence.push_back(ev(line, "Linux loader model"));
+    std::set<std::string> real;  // shadowed copies of every name taken from this directory
+    for (const auto* k : all_of[dir]) real.insert(k->shadowed.begin(), k->shadowed.end());
+    for (const auto& r : real) {
+      x.evidence.push_back(ev("the real driver library " + r + " comes later in the search", r));
     }
     if (l->rule == "LD_LIBRARY_PATH") {
       x.evidence.push_back(ev("LD_LIBRARY_PATH=" + c.f.loader.ld_library_path + " names " + dir,
@@ -326,15 +334,15 @@ bool loader_libcuda_stub(const RuleContext& c, std::vector<Finding>& out) {
                                " from LD_LIBRARY_PATH (the stub only serves the linker)",
                            llp_without(c.f, {strip_slash(dir)})));
     } else if (l->rule == "ld.so.cache") {
-      x.evidence.push_back(ev(
-          "ld.so.cache maps libcuda.so.1 to " + path + " (a directory listed by /etc/ld.so.conf)",
-          "/etc/ld.so.cache"));
+      x.evidence.push_back(ev("ld.so.cache maps " + l->name + " to " + l->path +
+                                  " (a directory listed by /etc/ld.so.conf)",
+                              "/etc/ld.so.cache"));
       x.fix.push_back(step("remove " + dir + " from /etc/ld.so.conf.d and rebuild the cache",
                            "sudo grep -rl '" + dir +
                                "' /etc/ld.so.conf /etc/ld.so.conf.d; "
                                "sudo ldconfig   # after deleting that line"));
     } else {
-      x.fix.push_back(step("delete the stub copy " + path + " (it only serves the linker)"));
+      x.fix.push_back(step("delete the stub copy " + l->path + " (it only serves the linker)"));
     }
     out.push_back(std::move(x));
   }
