@@ -430,6 +430,27 @@ TEST(LoaderScenario, LdLibraryPathPutsTheLibcudaStubFirst) {
   EXPECT_FALSE(ids(k).count("libcuda-stub-loaded")) << k["findings"].dump(2);
 }
 
+// /etc/ld.so.conf.d names the stubs directory, so ldconfig cached its libcuda.so.1 link:
+// the cache comes before the default directories that hold the driver's copy.
+TEST(LoaderScenario, LdSoConfPutsTheLibcudaStubInTheCache) {
+  const std::string stubs = "/usr/local/cuda-13.0/lib64/stubs";
+  Tree t;
+  t.so(kLinuxLib, "libcuda.so.580.95.05", "libcuda.so.1");
+  t.so(stubs, "libcuda.so", "libcuda.so.1");
+  t.file("/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n");
+  t.file("/etc/ld.so.conf.d/cuda-stubs.conf", stubs + "\n");
+  t.file("/etc/ld.so.cache",
+         as_string(testbuild::build_ld_cache({{0x0303, "libcuda.so.1", stubs + "/libcuda.so.1", 0},
+                                              {0x0303, "libcuda.so", stubs + "/libcuda.so", 0}},
+                                             testbuild::CacheFormat::kNew)));
+  json j = t.doctor(Os::linux);
+  const json* f = finding(j, "libcuda-stub-loaded");
+  ASSERT_NE(f, nullptr) << j["findings"].dump(2);
+  EXPECT_EQ((*f)["severity"], "error");
+  EXPECT_NE(text((*f)["evidence"]).find("ld.so.cache maps"), std::string::npos) << f->dump(2);
+  EXPECT_NE(text((*f)["fix"]).find("/etc/ld.so.conf.d"), std::string::npos) << f->dump(2);
+}
+
 // torch 2.0 for CUDA 11.8 links libcudnn.so.8, found only through its wheel's DT_RPATH.
 TEST(LoaderScenario, FrameworkCudnn8NotResolvableIsNamedWithTheSearchedDirectories) {
   Tree t;
