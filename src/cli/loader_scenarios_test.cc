@@ -169,6 +169,13 @@ std::string text(const json& j) {
   return out;
 }
 
+// How many findings carry one of `of` (one cause reported once).
+int count(const json& j, const std::set<std::string>& of) {
+  int n = 0;
+  for (const auto& f : j["findings"]) n += of.count(f["id"].get<std::string>()) ? 1 : 0;
+  return n;
+}
+
 const json* finding(const json& j, const std::string& id) {
   for (const auto& f : j["findings"]) {
     if (f["id"] == id) return &f;
@@ -323,12 +330,8 @@ TEST(LoaderScenario, LdLibraryPathMixesSystemCudnnSublibrariesIntoTheTorchWheel)
   Tree t;
   torch_with_system_cudnn(t, "9.1.0", "/opt/cudnn/lib:/usr/local/cuda/lib64");
   json j = t.doctor(Os::linux);
-  std::vector<const json*> hits;
-  for (const auto& f : j["findings"]) {
-    if (f["id"] == "pip-cudnn-vs-system-cudnn-symbols") hits.push_back(&f);
-  }
-  ASSERT_EQ(hits.size(), 1u) << j["findings"].dump(2);  // one finding for the one cause
-  const json& f = *hits[0];
+  ASSERT_EQ(count(j, {"pip-cudnn-vs-system-cudnn-symbols"}), 1) << j["findings"].dump(2);
+  const json& f = *finding(j, "pip-cudnn-vs-system-cudnn-symbols");  // one finding, one cause
   EXPECT_NE(f["title"].get<std::string>().find("LD_LIBRARY_PATH puts cuDNN 9.1.0 (/opt/cudnn/lib) "
                                                "ahead of the cuDNN 9.19.0.56 wheel"),
             std::string::npos)
@@ -410,9 +413,7 @@ TEST(LoaderScenario, LdLibraryPathPutsTheLibcudaStubFirst) {
   Tree t;
   tree(t, "/usr/local/cuda-13.0/lib64/stubs:/usr/local/cuda-13.0/lib64");
   json j = t.doctor(Os::linux);
-  int n = 0;
-  for (const auto& x : j["findings"]) n += x["id"] == "libcuda-stub-loaded";
-  EXPECT_EQ(n, 1) << j["findings"].dump(2);
+  EXPECT_EQ(count(j, {"libcuda-stub-loaded"}), 1) << j["findings"].dump(2);
   const json* f = finding(j, "libcuda-stub-loaded");
   ASSERT_NE(f, nullptr) << j["findings"].dump(2);
   EXPECT_EQ((*f)["severity"], "error");
@@ -490,11 +491,8 @@ TEST(LoaderScenario, Ctranslate2DlopensCudnn8ThatOnlyExistsOffTheSearchPath) {
   Tree t;
   tree(t, "");
   json j = t.doctor(Os::linux);
-  int n = 0;
-  for (const auto& x : j["findings"]) {
-    n += x["id"] == "libcudnn8-not-found" || x["id"] == "ctranslate2-cudnn8-vs-9";
-  }
-  EXPECT_EQ(n, 1) << j["findings"].dump(2);  // one finding for the one cause
+  EXPECT_EQ(count(j, {"libcudnn8-not-found", "ctranslate2-cudnn8-vs-9"}), 1)  // one cause
+      << j["findings"].dump(2);
   const json* f = finding(j, "libcudnn8-not-found");
   ASSERT_NE(f, nullptr) << j["findings"].dump(2);
   EXPECT_NE(text((*f)["evidence"]).find("opens libcudnn.so.8 at run time (dlopen)"),
@@ -514,8 +512,11 @@ TEST(LoaderScenario, Ctranslate2DlopensCudnn8ThatOnlyExistsOffTheSearchPath) {
 const std::string kTk = "/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v11.8";
 const std::string kTkWin = "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8";
 
-// CUDA 11.8 with cuDNN `v` (8.x) in `bin`; the sub-DLLs import zlibwapi.dll.
-void cuda118(Tree& t, const std::string& bin, std::array<uint16_t, 4> v = {8, 9, 7, 29}) {
+// CUDA 11.8 with cuDNN `v` (8.x) in `bin`; the sub-DLLs import zlibwapi.dll, which
+// `zlibwapi` puts (x64) into the toolkit's bin.
+void cuda118(Tree& t, const std::string& bin, std::array<uint16_t, 4> v = {8, 9, 7, 29},
+             bool zlibwapi = false) {
+  if (zlibwapi) t.dll(kTk + "/bin/zlibwapi.dll", {1, 2, 3, 0}, {}, {"f"});
   t.dll("/Windows/System32/nvcuda.dll", {31, 0, 15, 2849});
   t.file(kTk + "/version.json", "{\"cuda\": {\"name\": \"CUDA SDK\", \"version\": \"11.8.0\"}}\n");
   t.dll(kTk + "/bin/cudart64_110.dll", {6, 14, 11, 11080});
@@ -534,8 +535,7 @@ void cuda118(Tree& t, const std::string& bin, std::array<uint16_t, 4> v = {8, 9,
 
 TEST(LoaderScenario, WindowsThirtyTwoBitZlibwapiFirstOnPathIs193) {
   Tree t;
-  cuda118(t, kTk + "/bin");
-  t.dll(kTk + "/bin/zlibwapi.dll", {1, 2, 3, 0}, {}, {"f"});
+  cuda118(t, kTk + "/bin", {8, 9, 7, 29}, true);
   t.dll("/Tools/zlibwapi.dll", {1, 2, 3, 0}, {}, {"f"}, /*x64=*/false);
   t.env("PATH=C:\\Tools;" + kTkWin + "\\bin;C:\\Windows\\system32\nSystemRoot=C:\\Windows\n");
   json j = t.doctor(Os::windows);
@@ -559,8 +559,7 @@ TEST(LoaderScenario, WindowsThirtyTwoBitZlibwapiFirstOnPathIs193) {
 
 TEST(LoaderScenario, WindowsThirtyTwoBitPythonCannotLoadTheX64Cudnn) {
   Tree t;
-  cuda118(t, kTk + "/bin");
-  t.dll(kTk + "/bin/zlibwapi.dll", {1, 2, 3, 0}, {}, {"f"});
+  cuda118(t, kTk + "/bin", {8, 9, 7, 29}, true);
   t.dll("/Python38-32/python.exe", {3, 8, 10, 0}, {}, {}, /*x64=*/false, /*is_dll=*/false);
   t.dll("/Python38-32/python38.dll", {3, 8, 10, 0}, {}, {"f"}, /*x64=*/false);
   t.env("PATH=C:\\Python38-32;" + kTkWin + "\\bin;C:\\Windows\\system32\nSystemRoot=C:\\Windows\n");
@@ -576,8 +575,7 @@ TEST(LoaderScenario, WindowsThirtyTwoBitPythonCannotLoadTheX64Cudnn) {
 // toolkit: the sub-DLLs come from the older release.
 TEST(LoaderScenario, WindowsCudnnMainAndSubDllsFromDifferentReleasesIs127) {
   Tree t;
-  cuda118(t, kTk + "/bin", {8, 2, 4, 15});
-  t.dll(kTk + "/bin/zlibwapi.dll", {1, 2, 3, 0}, {}, {"f"});
+  cuda118(t, kTk + "/bin", {8, 2, 4, 15}, true);
   t.dll("/New/cudnn64_8.dll", {8, 9, 7, 29}, {{"KERNEL32.dll", {"f"}}});
   t.env("PATH=C:\\New;" + kTkWin + "\\bin;C:\\Windows\\system32\nSystemRoot=C:\\Windows\n");
   json j = t.doctor(Os::windows);
@@ -602,8 +600,7 @@ TEST(LoaderScenario, WindowsCudnn8SubDllTheLoaderFindsNowhere) {
   const std::string env =
       "PATH=" + kTkWin + "\\bin;C:\\Windows\\system32\nSystemRoot=C:\\Windows\n";
   Tree t;
-  cuda118(t, kTk + "/bin");
-  t.dll(kTk + "/bin/zlibwapi.dll", {1, 2, 3, 0}, {}, {"f"});
+  cuda118(t, kTk + "/bin", {8, 9, 7, 29}, true);
   fs::remove(t.at(kTk + "/bin/cudnn_cnn_infer64_8.dll"));
   t.env(env);
   json j = t.doctor(Os::windows);
@@ -618,16 +615,13 @@ TEST(LoaderScenario, WindowsCudnn8SubDllTheLoaderFindsNowhere) {
             std::string::npos)
       << e;
   EXPECT_NE(e.find("System32"), std::string::npos) << e;  // the search order is named
-  int n = 0;
-  for (const auto& x : j["findings"]) {
-    n += x["id"] == "win-cudnn8-sublibrary-missing" || x["id"] == "cudnn-sublibrary-missing" ||
-         x["id"] == "win-cudnn-mixed-versions-127";
-  }
-  EXPECT_EQ(n, 1) << j["findings"].dump(2);
+  EXPECT_EQ(count(j, {"win-cudnn8-sublibrary-missing", "cudnn-sublibrary-missing",
+                      "win-cudnn-mixed-versions-127"}),
+            1)
+      << j["findings"].dump(2);
 
   Tree ok;  // the complete set
-  cuda118(ok, kTk + "/bin");
-  ok.dll(kTk + "/bin/zlibwapi.dll", {1, 2, 3, 0}, {}, {"f"});
+  cuda118(ok, kTk + "/bin", {8, 9, 7, 29}, true);
   ok.env(env);
   json k = ok.doctor(Os::windows);
   EXPECT_FALSE(ids(k).count("win-cudnn8-sublibrary-missing")) << k["findings"].dump(2);
@@ -641,9 +635,7 @@ TEST(LoaderScenario, WindowsCudnn89ZlibwapiTheLoaderFindsNowhere) {
   t.dll("/Tools/zlib/zlibwapi.dll", {1, 2, 3, 0}, {}, {"f"});  // off PATH
   t.env("PATH=" + kTkWin + "\\bin;C:\\Windows\\system32\nSystemRoot=C:\\Windows\n");
   json j = t.doctor(Os::windows);
-  int n = 0;
-  for (const auto& x : j["findings"]) n += x["id"] == "win-zlibwapi-missing";
-  EXPECT_EQ(n, 1) << j["findings"].dump(2);
+  EXPECT_EQ(count(j, {"win-zlibwapi-missing"}), 1) << j["findings"].dump(2);
   const json* f = finding(j, "win-zlibwapi-missing");
   ASSERT_NE(f, nullptr) << j["findings"].dump(2);
   EXPECT_NE((*f)["title"].get<std::string>().find("cannot load zlibwapi.dll"), std::string::npos)
@@ -665,8 +657,7 @@ TEST(LoaderScenario, WindowsCudnn89ZlibwapiTheLoaderFindsNowhere) {
 // ctranslate2's extension module needs cuBLAS DLLs that only the CUDA toolkit on
 // PATH has: Python 3.10 does not search PATH for them.
 void ct2(Tree& t, bool bundled) {
-  cuda118(t, kTk + "/bin");
-  t.dll(kTk + "/bin/zlibwapi.dll", {1, 2, 3, 0}, {}, {"f"});
+  cuda118(t, kTk + "/bin", {8, 9, 7, 29}, true);
   t.dll("/Python310/python.exe", {3, 10, 11, 0}, {}, {}, true, false);
   t.dll("/Python310/python310.dll", {3, 10, 11, 0}, {}, {"f"});
   const std::string site = "/Python310/Lib/site-packages";
