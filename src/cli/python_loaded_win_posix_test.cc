@@ -248,3 +248,32 @@ TEST(PythonDeepWindows, TorchLoadingAnOlderCudnnNamesTheForeignDll) {
 
 }  // namespace
 }  // namespace dlenv
+
+namespace dlenv {
+namespace {
+
+// Facts built by hand (no classification): the view names the DLL from its path, takes the
+// wheel copy's version by folder (case and separators aside), and lists no Linux copy.
+TEST(PythonDeepWindows, ViewFromPathsAloneListsOnlyWindowsCopies) {
+  Facts f;
+  CudnnCopy linux_copy;
+  linux_copy.dir = "/usr/lib/x86_64-linux-gnu";
+  linux_copy.library = "/usr/lib/x86_64-linux-gnu/libcudnn.so.9";
+  linux_copy.major = 9;
+  f.cudnn.push_back(linux_copy);
+  PythonEnv e;
+  const std::string wheel = "C:\\v\\Lib\\site-packages\\nvidia\\cudnn\\bin\\cudnn64_9.dll";
+  e.cuda_libs.push_back({"cudnn", 9, wheel, "9.3.0.75", "nvidia-cudnn-cu12", ""});
+  e.deep = DeepProbe{};
+  e.deep->loaded_libraries = {"c:/V/LIB/site-packages/nvidia/cudnn/bin/CUDNN64_9.DLL"};
+  auto v = loaded_vs_installed(f, e);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].name, "CUDNN64_9.DLL");
+  EXPECT_EQ(v[0].version, "9.3.0.75");
+  EXPECT_EQ(v[0].origin, "") << "not classified: facts built by hand";
+  EXPECT_EQ(v[0].installed, std::vector<std::string>{wheel + " (nvidia-cudnn-cu12 9.3.0.75)"});
+  EXPECT_EQ(v[0].warning, "");
+}
+
+}  // namespace
+}  // namespace dlenv

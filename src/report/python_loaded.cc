@@ -104,10 +104,12 @@ struct Copy {
   std::optional<Version> version;
 };
 
+// The copies of the library and major, named as the loaded one is (a Windows process's
+// DLLs are not compared with .so files, nor the other way round).
 std::vector<Copy> installed_copies(const Facts& f, const PythonEnv& e, const Key& k, bool win) {
   std::vector<Copy> copies;
   for (const auto& l : e.cuda_libs) {
-    if (l.library != k.family || l.major != k.major) continue;
+    if (l.library != k.family || l.major != k.major || is_windows_name(l.path) != win) continue;
     copies.push_back({l.path,
                       l.path + (l.package.empty() ? "" : " (" + l.package + " " + l.version + ")"),
                       // torch\lib copies carry torch's version, not the library's.
@@ -115,7 +117,7 @@ std::vector<Copy> installed_copies(const Facts& f, const PythonEnv& e, const Key
   }
   if (k.family == "cudnn") {
     for (const auto& c : f.cudnn) {
-      if (c.major != k.major) continue;
+      if (c.major != k.major || is_windows_name(c.library) != win) continue;
       bool dup = false;
       for (const auto& x : copies) dup |= norm_dir(x.path, win) == norm(c.dir, win);
       if (dup) continue;
@@ -126,7 +128,10 @@ std::vector<Copy> installed_copies(const Facts& f, const PythonEnv& e, const Key
   }
   if (k.family == "cudart") {
     for (const auto& t : f.toolkits) {
-      if (!t.cudart_library || !t.version || t.version->major() != k.major) continue;
+      if (!t.cudart_library || !t.version || t.version->major() != k.major ||
+          is_windows_name(*t.cudart_library) != win) {
+        continue;
+      }
       copies.push_back(
           {*t.cudart_library, *t.cudart_library + " (CUDA " + t.version->str() + ")", *t.version});
     }
