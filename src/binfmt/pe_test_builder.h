@@ -4,6 +4,7 @@
 // VS_VERSIONINFO resource.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -190,6 +191,24 @@ inline PeImage build_pe(const PeSpec& s) {
   put32(img, st + 20, kRaw);
   img.insert(img.end(), sec.begin(), sec.end());
   return PeImage{std::move(img), kRaw};
+}
+
+// A PE file as bytes: a DLL (else an EXE), x64 (else i386), with a version resource
+// `version` (none when all four are 0) and one import ("f") from each of `imports`.
+inline std::string pe_bytes(std::array<uint16_t, 4> version,
+                            const std::vector<std::string>& imports = {}, bool x64 = true,
+                            bool dll = true) {
+  PeSpec spec;
+  spec.is64 = x64;
+  spec.machine = x64 ? 0x8664 : 0x14c;
+  spec.dll = dll;
+  for (const auto& i : imports) spec.imports.push_back({i, {"f"}});
+  if (version[0] || version[1] || version[2] || version[3]) {
+    spec.version_resource = true;
+    for (size_t i = 0; i < 4; ++i) spec.file_version[i] = version[i];
+  }
+  auto img = build_pe(spec);
+  return std::string(reinterpret_cast<const char*>(img.bytes.data()), img.bytes.size());
 }
 
 }  // namespace dlenv::testbuild

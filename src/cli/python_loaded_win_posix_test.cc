@@ -30,14 +30,7 @@ const std::string kSite = "/Python311/Lib/site-packages";
 const std::string kCuda = "/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v12.4";
 
 std::string pe(std::array<uint16_t, 4> v, bool dll = true) {
-  testbuild::PeSpec spec;
-  spec.dll = dll;
-  if (v[0]) {
-    spec.version_resource = true;
-    for (int i = 0; i < 4; ++i) spec.file_version[i] = v[static_cast<size_t>(i)];
-  }
-  auto img = testbuild::build_pe(spec);
-  return std::string(reinterpret_cast<const char*>(img.bytes.data()), img.bytes.size());
+  return testbuild::pe_bytes(v, {}, true, dll);
 }
 
 class Tree : public testing::SysrootBase<Tree> {

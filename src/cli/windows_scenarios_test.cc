@@ -32,20 +32,7 @@ using testing::run_cli;
 const std::string kCuda = "/Program Files/NVIDIA GPU Computing Toolkit/CUDA";
 const std::string kSys32 = "/Windows/System32";
 
-std::string pe_bytes(std::array<uint16_t, 4> version, const std::vector<std::string>& imports = {},
-                     bool x64 = true, bool dll = true) {
-  testbuild::PeSpec spec;
-  spec.is64 = x64;
-  spec.machine = x64 ? 0x8664 : 0x14c;
-  spec.dll = dll;
-  for (const auto& i : imports) spec.imports.push_back({i, {"f"}});
-  if (version[0] || version[1] || version[2] || version[3]) {
-    spec.version_resource = true;
-    for (int i = 0; i < 4; ++i) spec.file_version[i] = version[static_cast<size_t>(i)];
-  }
-  auto img = testbuild::build_pe(spec);
-  return std::string(reinterpret_cast<const char*>(img.bytes.data()), img.bytes.size());
-}
+using testbuild::pe_bytes;
 
 class WinRoot : public testing::SysrootBase<WinRoot> {
  public:
