@@ -300,6 +300,16 @@ Result<std::optional<ElfFile>> open_elf(ByteView b, const std::string& name) {
   return std::optional<ElfFile>(ElfFile(b, name, h));
 }
 
+ElfInfo header_info(const Header& h) {
+  ElfInfo info;
+  info.is_64 = h.is64;
+  info.little_endian = !h.big;
+  info.machine = h.machine;
+  info.os_abi = h.os_abi;
+  info.type = h.type;
+  return info;
+}
+
 // Maps a virtual address to a file offset through the PT_LOAD segments. On
 // success also returns how many file bytes the segment has from there on.
 std::optional<std::pair<uint64_t, uint64_t>> vaddr_to_offset(const std::vector<Phdr>& phdrs,
@@ -996,16 +1006,16 @@ Result<std::optional<ElfInfo>> parse_elf(ByteView bytes, const std::string& name
   auto f = open_elf(bytes, name);
   if (!f) return std::unexpected(f.error());
   if (!*f) return std::optional<ElfInfo>();
-  const Header& h = (*f)->header();
-  ElfInfo info;
-  info.is_64 = h.is64;
-  info.little_endian = !h.big;
-  info.machine = h.machine;
-  info.os_abi = h.os_abi;
-  info.type = h.type;
-  auto full = read_dynamic(**f, std::move(info), options);
+  auto full = read_dynamic(**f, header_info((*f)->header()), options);
   if (!full) return std::unexpected(full.error());
   return std::optional<ElfInfo>(std::move(*full));
+}
+
+Result<std::optional<ElfInfo>> parse_elf_header(ByteView bytes, const std::string& name) {
+  auto f = open_elf(bytes, name);
+  if (!f) return std::unexpected(f.error());
+  if (!*f) return std::optional<ElfInfo>();
+  return std::optional<ElfInfo>(header_info((*f)->header()));
 }
 
 std::vector<std::string> elf_find_strings(ByteView bytes, const std::string& prefix,

@@ -118,6 +118,11 @@ class ElfSymbolTable {
   mutable std::optional<std::unordered_set<std::string_view>> linear_;
 };
 
+// The ELF header alone (class, byte order, machine, OS ABI, type): enough to
+// tell whether a loader could use the file, from its first 64 bytes.
+// nullopt: not an ELF file. Error: a truncated or invalid header.
+Result<std::optional<ElfInfo>> parse_elf_header(ByteView bytes, const std::string& name);
+
 // Scans the read-only data of an ELF for NUL-terminated strings that start with
 // `prefix` (e.g. "libcublasLt.so.") and returns the distinct ones found, in
 // file order. Used for libraries loaded with dlopen by name (cuDNN 9 -> cuBLASLt).

@@ -123,6 +123,7 @@ nlohmann::json tree_json(const std::string& target, const LoadTree& t, const Pat
   j["os"] = ps.windows ? "windows" : "linux";
   j["errors"] = t.errors;
   j["warnings"] = t.warnings;
+  if (!t.timing_ms.empty()) j["timing_ms"] = t.timing_ms;
   auto objs = nlohmann::json::array();
   for (size_t i = 0; i < t.objects.size(); ++i) {
     const auto& o = t.objects[i];

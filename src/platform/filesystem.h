@@ -48,6 +48,10 @@ class FileSystem {
   virtual Result<std::string> read_file(std::string_view path,
                                         size_t max_bytes = 16u << 20) const = 0;
   virtual Result<std::unique_ptr<MappedFile>> map_file(std::string_view path) const = 0;
+  // The first `max_bytes` of a file (fewer when it is shorter): a header check
+  // without mapping the file (on a paravirtualised VM each mmap/munmap pair of a
+  // large library costs a TLB flush).
+  virtual Result<std::string> read_head(std::string_view path, size_t max_bytes) const = 0;
   // Entries of a directory, sorted by name, without "." and "..".
   virtual Result<std::vector<DirEntry>> list_dir(std::string_view path) const = 0;
   // stat follows symlinks (inside the root); lstat does not.

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <future>
 #include <map>
@@ -20,6 +21,12 @@
 namespace dlenv {
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
 
 constexpr size_t kMaxObjects = 4096;
 constexpr size_t kMaxListedSymbols = 8;
@@ -80,6 +87,7 @@ class Modeler {
       : fs_(fs), kb_(kb), s_(s) {}
 
   Result<LoadTree> run(const std::string& file_or_name) {
+    const auto start = Clock::now();
     LoadedObject root;
     root.name = file_or_name;
     if (file_or_name.find('/') != std::string::npos) {
@@ -147,8 +155,15 @@ class Modeler {
         }
       }
     }
+    const auto walked = Clock::now();
+    tree_.timing_ms["walk"] = ms_between(start, walked) - scan_wait_ms_;
+    tree_.timing_ms["companion_scan_wait"] = scan_wait_ms_;
     if (s_.symbols) check_symbols();
+    const auto symbols = Clock::now();
+    tree_.timing_ms["symbols"] = ms_between(walked, symbols);
     check_families();
+    tree_.timing_ms["families"] = ms_between(symbols, Clock::now());
+    tree_.timing_ms["total"] = ms_between(start, Clock::now());
     for (auto& o : tree_.objects) {
       if (o.severity == LoadSeverity::error) ++tree_.errors;
       if (o.severity == LoadSeverity::warning) ++tree_.warnings;
@@ -255,6 +270,11 @@ class Modeler {
     };
     for (const auto& c : nvidia_runtime_companions(kb_, soname, Os::linux, "")) add(c.name, c.note);
     const auto refs = rodata_refs_.find(i);
+    if (refs != rodata_refs_.end() && refs->second.valid()) {
+      const auto t0 = Clock::now();
+      refs->second.wait();
+      scan_wait_ms_ += ms_between(t0, Clock::now());
+    }
     for (const auto& ref : refs != rodata_refs_.end() && refs->second.valid()
                                ? refs->second.get()
                                : std::vector<std::string>{}) {
@@ -326,10 +346,12 @@ class Modeler {
   }
 
   // Whether `path` is an ELF of our class and machine; else why not.
+  // What ld.so checks before it takes a candidate: the ELF header's class and
+  // machine (read, not mapped: see FileSystem::read_head).
   std::optional<std::string> unusable(const std::string& path) const {
-    auto m = fs_.map_file(path);
-    if (!m) return "cannot read: " + m.error().message;
-    auto e = parse_elf((*m)->bytes(), path);
+    auto head = fs_.read_head(path, 64);
+    if (!head) return "cannot read: " + head.error().message;
+    auto e = parse_elf_header(ByteView(*head), path);
     if (!e) return "corrupt: " + e.error().message;
     if (!*e) return std::string("not an ELF file");
     if ((*e)->is_64 != cls_is64_ || (*e)->machine != machine_) {
@@ -580,6 +602,7 @@ class Modeler {
   std::vector<std::string> defaults_;
   std::map<std::string, int> loaded_;
   std::map<int, std::shared_future<std::vector<std::string>>> rodata_refs_;
+  double scan_wait_ms_ = 0;  // time the walk waited for the read-only data scans
   std::map<int, std::pair<std::shared_ptr<MappedFile>, ElfSymbolTable>> symbols_;
   bool libcuda_added_ = false;
 };

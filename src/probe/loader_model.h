@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -121,6 +122,9 @@ struct LoadTree {
   std::vector<LoadedObject> objects;  // [0] is the root, then breadth-first load order
   int errors = 0;
   int warnings = 0;
+  // Where the time went: "walk" (search, open, parse), "companion_scan_wait",
+  // "symbols", "families", "total".
+  std::map<std::string, double> timing_ms;
 };
 
 // Resolves `file_or_name`: a path (anything with a '/') is the root object; a
