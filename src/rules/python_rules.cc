@@ -1215,8 +1215,8 @@ const std::vector<Rule>& python_rules() {
         {{"cupy-cuda-major-mismatch", "python", Severity::error, "", "", ""}, cupy_major},
         {{"ctranslate2-cudnn8-vs-9", "python", Severity::error, "", "", ""}, ctranslate2_cudnn},
         {{"pip-cudnn-vs-system-cudnn-symbols", "python", Severity::error, "", "", ""},
-           loader_framework_cudnn_mix(c, out);  // rules/loader_framework_rules.cc
          [](const Ctx& c, Findings& out) {
+           loader_framework_cudnn_mix(c, out);  // rules/loader_framework_rules.cc
            pip_vs_system_cudnn(c, out);
            loader_preload_cudnn(c, out);  // LD_PRELOAD cuDNN (rules/loader_rules.cc)
          }},
