@@ -15,7 +15,9 @@
 #include "binfmt/pe_test_builder.h"
 #include "cli/cli_test_support.h"
 #include "cli/setup.h"
+#include "platform/filesystem.h"
 #include "probe/probe.h"
+#include "probe/process_maps.h"
 #include "report/python_loaded.h"
 #include "report/report.h"
 #include "rules/rules.h"
@@ -266,6 +268,23 @@ TEST(PythonDeepWindows, ViewFromPathsAloneListsOnlyWindowsCopies) {
   EXPECT_EQ(v[0].origin, "") << "not classified: facts built by hand";
   EXPECT_EQ(v[0].installed, std::vector<std::string>{wheel + " (nvidia-cudnn-cu12 9.3.0.75)"});
   EXPECT_EQ(v[0].warning, "");
+}
+
+}  // namespace
+}  // namespace dlenv
+
+namespace dlenv {
+namespace {
+
+// A module path in upper case is still a pip wheel's (site-packages matched in any case).
+TEST(PythonDeepWindows, UpperCaseModulePathIsStillAWheel) {
+  auto fs = make_real_filesystem();
+  auto libs =
+      nvidia_modules(*fs, {"C:\\PYTHON311\\LIB\\SITE-PACKAGES\\NVIDIA\\CUDNN\\BIN\\CUDNN64_9.DLL"});
+  ASSERT_EQ(libs.size(), 1u);
+  EXPECT_EQ(libs[0].library, "cudnn");
+  EXPECT_EQ(libs[0].origin, "pip wheel");
+  EXPECT_EQ(libs[0].origin_detail, "package NVIDIA in C:\\PYTHON311\\LIB\\SITE-PACKAGES");
 }
 
 }  // namespace

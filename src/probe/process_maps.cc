@@ -187,8 +187,10 @@ namespace {
 // pip wheel, conda env or CUDA toolkit, from the path and the files around it;
 // false when it is none of those. `p` uses '/' separators.
 bool classify_by_tree(const FileSystem& fs, MappedLibrary& lib, const std::string& p) {
+  // Windows module paths come in any case ("C:\PYTHON311\LIB\SITE-PACKAGES\...").
+  const std::string lower = to_lower(p);
   for (std::string_view marker : {"/site-packages/", "/dist-packages/"}) {
-    const size_t m = p.find(marker);
+    const size_t m = lower.find(marker);
     if (m == std::string::npos) continue;
     const std::string site = p.substr(0, m + marker.size() - 1);
     const std::string rel = p.substr(m + marker.size());
