@@ -835,6 +835,20 @@ Result<std::optional<ElfSymbolTable>> ElfSymbolTable::read(ByteView bytes,
       }
     }
   }
+  if (s.gnu_nbuckets_ == 0 && s.sysv_nbucket_ == 0) {
+    // No usable hash table: a linear index, built now so that lookups are
+    // read-only (they run on several threads).
+    s.linear_.emplace();
+    for (uint64_t i = 1; i < s.count_; ++i) {
+      const uint64_t o = i * s.entsize_;
+      if ((s.is64_ ? r.u16(o + 6) : r.u16(o + 14)) == 0) continue;
+      const uint8_t bind = (s.is64_ ? r.u8(o + 4) : r.u8(o + 12)) >> 4;
+      if (bind != 1 && bind != 2 && bind != 10) continue;
+      if (auto n = s.strtab_.cstring(r.u32(o), kMaxDynString); n && !n->empty()) {
+        s.linear_->insert(*n);
+      }
+    }
+  }
   return std::optional<ElfSymbolTable>(std::move(s));
 }
 
@@ -903,17 +917,7 @@ bool ElfSymbolTable::defines(std::string_view name) const {
   if (name.empty()) return false;
   if (gnu_nbuckets_ > 0) return gnu_lookup(name);
   if (sysv_nbucket_ > 0) return sysv_lookup(name);
-  if (!linear_) {
-    linear_.emplace();
-    const Reader r(table_, is64_, big_);
-    for (uint64_t i = 1; i < count_; ++i) {
-      const uint64_t o = i * entsize_;
-      if ((is64_ ? r.u16(o + 6) : r.u16(o + 14)) == 0) continue;
-      const uint8_t bind = (is64_ ? r.u8(o + 4) : r.u8(o + 12)) >> 4;
-      if (bind != 1 && bind != 2 && bind != 10) continue;
-      if (auto n = strtab_.cstring(r.u32(o), kMaxDynString); n && !n->empty()) linear_->insert(*n);
-    }
-  }
+  if (!linear_) return false;
   return linear_->count(name) > 0;
 }
 
@@ -965,6 +969,17 @@ std::vector<Region> readonly_regions(const ElfFile& f) {
     }
   }
   return merged;
+}
+
+// First occurrence of `needle` in [data, data + size), or nullptr.
+const void* memmem_portable(const char* data, size_t size, const std::string& needle) {
+#if defined(__GLIBC__)
+  return memmem(data, size, needle.data(), needle.size());
+#else
+  const char* end = data + size;
+  const char* hit = std::search(data, end, needle.begin(), needle.end());
+  return hit == end ? nullptr : hit;
+#endif
 }
 
 bool printable(std::string_view s) {
@@ -1067,6 +1082,69 @@ std::vector<std::string> elf_find_strings(ByteView bytes, const std::string& pre
       if (!printable(s) || !seen.insert(s).second) continue;
       out.emplace_back(s);
       if (out.size() >= max_results) return out;
+    }
+  }
+  return out;
+}
+
+std::vector<std::vector<std::string>> elf_find_strings_read(
+    ByteView file, const std::vector<std::string>& prefixes, size_t max_results,
+    const ElfReadAt& read_at, size_t window) {
+  std::vector<std::vector<std::string>> out(prefixes.size());
+  if (prefixes.empty() || max_results == 0 || window == 0) return out;
+  auto f = open_elf(file, "");
+  if (!f || !*f) return out;
+  // A string that starts in a window is whole in it plus this overlap, or longer
+  // than kMaxFoundString (skipped, as elf_find_strings does).
+  const size_t overlap = kMaxFoundString + 1;
+  std::vector<char> buf(window + overlap);
+  std::vector<std::unordered_set<std::string>> seen(prefixes.size());
+  std::vector<bool> open_prefix(prefixes.size(), true);  // still searching (results < max)
+  for (size_t k = 0; k < prefixes.size(); ++k) open_prefix[k] = !prefixes[k].empty();
+  auto any_open = [&] {
+    return std::find(open_prefix.begin(), open_prefix.end(), true) != open_prefix.end();
+  };
+  for (const Region& r : readonly_regions(**f)) {
+    if (!any_open()) break;
+    std::vector<bool> ended(prefixes.size(), false);  // no terminator in the rest of the region
+    for (uint64_t pos = 0; pos < r.size && any_open(); pos += window) {
+      const size_t want = static_cast<size_t>(std::min<uint64_t>(window + overlap, r.size - pos));
+      const size_t got = std::min(want, read_at(r.offset + pos, std::span<char>(buf.data(), want)));
+      if (got == 0) break;
+      const bool region_end = pos + got >= r.size;
+      const size_t own = std::min(window, got);
+      const char* base = buf.data();
+      for (size_t k = 0; k < prefixes.size(); ++k) {
+        if (!open_prefix[k] || ended[k]) continue;
+        const std::string& p = prefixes[k];
+        size_t at = 0;
+        while (at < own) {
+          const void* hit = memmem_portable(base + at, got - at, p);
+          if (!hit) break;
+          const size_t start = static_cast<size_t>(static_cast<const char*>(hit) - base);
+          if (start >= own) break;  // the next window starts there
+          const void* nul = std::memchr(base + start, 0, got - start);
+          if (!nul && region_end) {
+            ended[k] = true;  // as elf_find_strings: stop at an unterminated tail
+            break;
+          }
+          const size_t end = nul ? static_cast<size_t>(static_cast<const char*>(nul) - base) : got;
+          if (!nul || end - start > kMaxFoundString) {
+            at = start + 1;  // too long; a match may start inside it
+            continue;
+          }
+          at = end + 1;
+          const std::string_view s(base + start, end - start);
+          if (!printable(s)) continue;
+          if (!seen[k].insert(std::string(s)).second) continue;
+          out[k].emplace_back(s);
+          if (out[k].size() >= max_results) {
+            open_prefix[k] = false;
+            break;
+          }
+        }
+      }
+      if (got < want) break;  // the file ended early
     }
   }
   return out;

@@ -534,6 +534,44 @@ TEST(Elf, FindStringsRules) {
   EXPECT_TRUE(elf_find_strings(view(img.bytes), "libcublasLt.so.").empty());
 }
 
+// The streamed search gives what the mapped one gives, whatever the window size
+// (strings across window edges, a too-long string with a match inside it, an
+// unterminated tail, results capped per prefix).
+TEST(Elf, FindStringsReadMatchesTheMappedSearch) {
+  const std::string too_long = "libnvrtc.so." + std::string(5000, '9') + "libnvrtc.so.13";
+  std::string rodata = std::string("libcublasLt.so.12\0xlibcublasLt.so.13\0libnvrtc.so.12\0", 50) +
+                       too_long + std::string("\0libcublasLt.so.12\0libcublasLt.so.\x01\0", 38) +
+                       "libnvrtc.so.14";
+  for (bool sections : {true, false}) {
+    SCOPED_TRACE(sections);
+    ElfSpec s;
+    s.rodata = rodata;
+    s.sections = sections;
+    auto img = build_elf(s);
+    const ByteView file = view(img.bytes);
+    auto read_at = [&](uint64_t off, std::span<char> buf) -> size_t {
+      if (off >= img.bytes.size()) return 0;
+      const size_t n = std::min<size_t>(buf.size(), img.bytes.size() - static_cast<size_t>(off));
+      std::memcpy(buf.data(), img.bytes.data() + off, n);
+      return n;
+    };
+    const std::vector<std::string> prefixes = {"libcublasLt.so.", "libnvrtc.so."};
+    for (size_t max : {size_t{1}, size_t{16}}) {
+      const std::vector<std::vector<std::string>> want = {elf_find_strings(file, prefixes[0], max),
+                                                          elf_find_strings(file, prefixes[1], max)};
+      EXPECT_FALSE(want[1].empty());
+      for (size_t window : {1, 2, 3, 5, 7, 16, 64, 4096, 5001, 1 << 20}) {
+        SCOPED_TRACE(window);
+        EXPECT_EQ(elf_find_strings_read(file, prefixes, max, read_at, window), want);
+      }
+    }
+    // A read error (0 bytes) gives no results rather than a crash.
+    auto none = elf_find_strings_read(file, prefixes, 4,
+                                      [](uint64_t, std::span<char>) { return size_t{0}; });
+    EXPECT_TRUE(none[0].empty() && none[1].empty());
+  }
+}
+
 TEST(Elf, MachineNames) {
   EXPECT_EQ(elf_machine_name(62), "x86-64");
   EXPECT_EQ(elf_machine_name(183), "aarch64");
@@ -661,6 +699,16 @@ TEST(ElfOnDisk, CudnnAdvFindsCublasLt) {
   std::cout << '\n';
   RecordProperty("elf_find_strings_ms", std::to_string(ms));
   EXPECT_THAT(found, ::testing::Contains("libcublasLt.so.13"));
+  // Streamed through read(), the same names.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  auto read_at = [fd](uint64_t off, std::span<char> buf) -> size_t {
+    const ssize_t n = ::pread(fd, buf.data(), buf.size(), static_cast<off_t>(off));
+    return n > 0 ? static_cast<size_t>(n) : 0;
+  };
+  auto streamed = elf_find_strings_read(f.view(), {"libcublasLt.so."}, 16, read_at);
+  ::close(fd);
+  EXPECT_EQ(streamed[0], elf_find_strings(f.view(), "libcublasLt.so."));
 }
 
 TEST(ElfOnDisk, DynamicSymbolsAndVersions) {

@@ -127,23 +127,22 @@ class PosixFileSystemBase : public FileSystem {
     return std::move(*data);
   }
 
-  Result<std::string> read_head(std::string_view path, size_t max_bytes) const override {
+  Result<size_t> read_at(std::string_view path, uint64_t offset,
+                         std::span<char> buffer) const override {
     auto host = resolve_host(path, /*follow_last=*/true);
     if (!host) return fail("cannot read " + describe(path) + ": " + errno_text(host.error()));
     Fd fd(::open(host->c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.get() < 0) return fail("cannot read " + describe(path) + ": " + errno_text(errno));
-    std::string data(max_bytes, '\0');
     size_t got = 0;
-    while (got < max_bytes) {
-      const ssize_t n =
-          ::pread(fd.get(), data.data() + got, max_bytes - got, static_cast<off_t>(got));
+    while (got < buffer.size()) {
+      const ssize_t n = ::pread(fd.get(), buffer.data() + got, buffer.size() - got,
+                                static_cast<off_t>(offset + got));
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) return fail("cannot read " + describe(path) + ": " + errno_text(errno));
       if (n == 0) break;
       got += static_cast<size_t>(n);
     }
-    data.resize(got);
-    return data;
+    return got;
   }
 
   Result<std::unique_ptr<MappedFile>> map_file(std::string_view path) const override {

@@ -246,6 +246,25 @@ TEST_F(RootedFs, MapFileGivesBytesAndEmptyView) {
   EXPECT_FALSE(fsys_->map_file("/etc"));
 }
 
+TEST_F(RootedFs, ReadAtReadsRangesInsideTheRoot) {
+  char buf[8];
+  auto n = fsys_->read_at("/usr/lib/libreal.so", 5, std::span<char>(buf, 4));  // "real library"
+  ASSERT_TRUE(n) << n.error().message;
+  EXPECT_EQ(std::string(buf, *n), "libr");
+  n = fsys_->read_at("/usr/lib/libreal.so", 8, std::span<char>(buf, 8));  // short at the end
+  ASSERT_TRUE(n);
+  EXPECT_EQ(std::string(buf, *n), "rary");
+  n = fsys_->read_at("/usr/lib/libreal.so", 100, std::span<char>(buf, 8));  // past the end
+  ASSERT_TRUE(n);
+  EXPECT_EQ(*n, 0u);
+  auto head = fsys_->read_head("/usr/lib/libreal.so", 4);
+  ASSERT_TRUE(head);
+  EXPECT_EQ(*head, "real");
+  auto missing = fsys_->read_at("/nope", 0, std::span<char>(buf, 8));
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("/nope"), std::string::npos);
+}
+
 TEST_F(RootedFs, AccessChecksUseTheFileInsideTheRoot) {
   EXPECT_TRUE(fsys_->can_read("/usr/lib/abs.so"));
   EXPECT_TRUE(fsys_->can_write("/etc/passwd"));

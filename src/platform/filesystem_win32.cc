@@ -161,25 +161,29 @@ class WinFileSystemBase : public FileSystem {
     return data;
   }
 
-  Result<std::string> read_head(std::string_view path, size_t max_bytes) const override {
+  Result<size_t> read_at(std::string_view path, uint64_t offset,
+                         std::span<char> buffer) const override {
     Handle h(open_for_read(host(path)));
     if (!h.valid()) return fail("cannot read " + describe(path) + ": " + last_error());
     if (auto st = stat_handle(h.get()); st && st->type == FileType::directory) {
       return fail("cannot read " + describe(path) + ": it is a directory");
     }
-    std::string data(max_bytes, '\0');
     size_t got = 0;
-    while (got < max_bytes) {
+    while (got < buffer.size()) {
+      OVERLAPPED at{};
+      const uint64_t pos = offset + got;
+      at.Offset = static_cast<DWORD>(pos & 0xffffffffu);
+      at.OffsetHigh = static_cast<DWORD>(pos >> 32);
       DWORD n = 0;
-      const DWORD want = static_cast<DWORD>(std::min<size_t>(max_bytes - got, 1u << 20));
-      if (!::ReadFile(h.get(), data.data() + got, want, &n, nullptr)) {
+      const DWORD want = static_cast<DWORD>(std::min<size_t>(buffer.size() - got, 1u << 20));
+      if (!::ReadFile(h.get(), buffer.data() + got, want, &n, &at)) {
+        if (::GetLastError() == ERROR_HANDLE_EOF) break;
         return fail("cannot read " + describe(path) + ": " + last_error());
       }
       if (n == 0) break;
       got += n;
     }
-    data.resize(got);
-    return data;
+    return got;
   }
 
   Result<std::unique_ptr<MappedFile>> map_file(std::string_view path) const override {

@@ -7,12 +7,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <future>
 #include <map>
 #include <memory>
 #include <set>
+#include <thread>
 #include <unordered_set>
 
 #include "probe/nvidia_companions.h"
@@ -183,14 +185,23 @@ class Modeler {
     std::optional<ElfSymbolTable> symbols;
   };
 
-  static std::vector<std::string> scan_rodata(ByteView bytes) {
+  // The cuBLASLt/NVRTC sonames in a cuDNN library's read-only data, read through
+  // the file system in windows (see elf_find_strings_read) rather than faulted in
+  // from the mapping, which only supplies the headers.
+  static std::vector<std::string> scan_rodata(const FileSystem& fs, const std::string& path,
+                                              ByteView headers) {
+    const std::vector<std::string> prefixes = {"libcublasLt.so.", "libnvrtc.so."};
+    auto read_at = [&fs, &path](uint64_t offset, std::span<char> buffer) -> size_t {
+      auto n = fs.read_at(path, offset, buffer);
+      return n ? *n : 0;
+    };
     std::vector<std::string> refs;
-    for (const char* prefix : {"libcublasLt.so.", "libnvrtc.so."}) {
-      for (auto& s : elf_find_strings(bytes, prefix, 4)) {
+    auto found = elf_find_strings_read(headers, prefixes, 4, read_at);
+    for (size_t k = 0; k < prefixes.size(); ++k) {
+      for (auto& s : found[k]) {
         // Only a bare soname ("libnvrtc.so.13"), not a longer message.
-        if (s.find_first_not_of("0123456789.", std::string_view(prefix).size()) ==
-                std::string::npos &&
-            s.size() > std::string_view(prefix).size()) {
+        if (s.size() > prefixes[k].size() &&
+            s.find_first_not_of("0123456789.", prefixes[k].size()) == std::string::npos) {
           refs.push_back(std::move(s));
         }
       }
@@ -218,8 +229,9 @@ class Modeler {
     }
     const std::string base = path_basename(path);
     if (s_.companions && s_.companion_strings && base.starts_with("libcudnn")) {
-      p.rodata_refs =
-          std::async(std::launch::async, [mapped] { return scan_rodata(mapped->bytes()); }).share();
+      p.rodata_refs = std::async(std::launch::async, [&fs = fs_, path, mapped] {
+                        return scan_rodata(fs, path, mapped->bytes());
+                      }).share();
     }
     return p;
   }
@@ -507,25 +519,44 @@ class Modeler {
       if (o.elf->soname) by_soname[*o.elf->soname] = &*o.elf;
       by_soname[o.name] = &*o.elf;
     }
+    // Undefined symbols: meaningful only when every dependency was found. Each
+    // object's imports are checked on a worker thread (the tables are read-only);
+    // libtorch_cuda.so alone imports tens of thousands.
+    if (all_found) {
+      std::vector<int> work;
+      for (const auto& [i, table] : symbols_) {
+        const auto& o = tree_.objects[static_cast<size_t>(i)];
+        if (o.elf && o.same_as == -1 && !table.second.imports().empty()) work.push_back(i);
+      }
+      std::atomic<size_t> next{0};
+      auto worker = [&] {
+        for (size_t w = next++; w < work.size(); w = next++) {
+          const int i = work[w];
+          auto& o = tree_.objects[static_cast<size_t>(i)];
+          size_t last = 0;  // imports come in runs from one library: try the last hit first
+          for (const auto& imp : symbols_.at(i).second.imports()) {
+            if (imp.weak) continue;
+            bool found = !providers.empty() && providers[last]->defines(imp.name);
+            for (size_t k = 0; k < providers.size() && !found; ++k) {
+              if (k != last && providers[k]->defines(imp.name)) {
+                found = true;
+                last = k;
+              }
+            }
+            if (!found) o.missing_symbols.emplace_back(imp.name);
+          }
+        }
+      };
+      const size_t threads =
+          std::min<size_t>(work.size(), std::max(1u, std::thread::hardware_concurrency()));
+      std::vector<std::thread> pool;
+      for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+      worker();
+      for (auto& t : pool) t.join();
+    }
     for (size_t i = 0; i < tree_.objects.size(); ++i) {
       auto& o = tree_.objects[i];
       if (!o.elf || o.same_as != -1) continue;
-      // Undefined symbols: meaningful only when every dependency was found.
-      auto table = symbols_.find(static_cast<int>(i));
-      if (all_found && table != symbols_.end()) {
-        size_t last = 0;  // imports come in runs from one library: try the last hit first
-        for (const auto& imp : table->second.second.imports()) {
-          if (imp.weak) continue;
-          bool found = !providers.empty() && providers[last]->defines(imp.name);
-          for (size_t k = 0; k < providers.size() && !found; ++k) {
-            if (k != last && providers[k]->defines(imp.name)) {
-              found = true;
-              last = k;
-            }
-          }
-          if (!found) o.missing_symbols.emplace_back(imp.name);
-        }
-      }
       for (const auto& need : o.elf->version_needs) {
         auto it = by_soname.find(need.file);
         if (it == by_soname.end() || it->second->version_defs.empty()) continue;
