@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "platform/filesystem.h"
+#include "probe/mapped_library.h"
 #include "util/result.h"
 
 namespace dlenv {
@@ -32,22 +33,6 @@ struct MapsEntry {
 // Parses the text of a maps file. A malformed line is an Error naming `source`
 // and the line number; an empty text is an empty list.
 Result<std::vector<MapsEntry>> parse_proc_maps(std::string_view text, const std::string& source);
-
-// A mapped NVIDIA/CUDA library of a process (one per file, whatever its mappings).
-struct MappedLibrary {
-  std::string path;            // as mapped
-  std::string name;            // file name
-  std::string library;         // "cudnn", "cublasLt", "cuda" (driver), "nvml", ...
-  std::string soname;          // from the ELF file, when readable
-  std::string version;         // "13.0.0.19"; empty when unknown
-  std::string version_source;  // "file name", "soname"
-  std::string origin;  // "pip wheel", "conda env", "CUDA toolkit", "system", "driver", "other"
-  std::string origin_detail;  // "nvidia-cublas-cu12 12.8.4.1 in /venv/lib/python3.12/site-packages"
-  bool deleted = false;
-  // -- CMD on Windows: false when the DLL was unloaded before the command
-  // exited; unset where that is not observed (/proc polling, --pid, --holding).
-  std::optional<bool> loaded_at_exit;
-};
 
 // The NVIDIA/CUDA library name for a file name ("libcublasLt.so.13.0.0.19" ->
 // "cublasLt"), nullopt for anything else.

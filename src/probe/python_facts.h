@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "probe/fact.h"
-#include "probe/process_maps.h"
+#include "probe/mapped_library.h"
 
 namespace dlenv {
 
