@@ -548,6 +548,21 @@ Result<uint64_t> gnu_hash_count(const ElfFile& f, ByteView h) {
   return f.err("DT_GNU_HASH chain does not terminate");
 }
 
+// Symbol i's name from the string table, counted against kMaxSymbolBytesTotal.
+Result<std::string_view> symbol_name(const ElfFile& f, ByteView strtab, uint64_t i, uint32_t offset,
+                                     uint64_t& name_bytes) {
+  auto n = strtab.cstring(offset, kMaxDynString);
+  if (!n) {
+    return f.err(
+        fmt::format("dynamic symbol {} name offset {} is outside the string table", i, offset));
+  }
+  name_bytes += n->size();
+  if (name_bytes > kMaxSymbolBytesTotal) {
+    return f.err(fmt::format("dynamic symbol names exceed {} bytes in all", kMaxSymbolBytesTotal));
+  }
+  return *n;
+}
+
 // Where .dynsym is and how many entries it has.
 struct DynsymLocation {
   ByteView table;
@@ -640,17 +655,9 @@ Result<void> read_symbols(const ElfFile& f, const std::vector<Phdr>& phdrs, Lazy
       const uint16_t shndx = is64 ? r.u16(o + 6) : r.u16(o + 14);
       const uint8_t bind = sinfo >> 4, type = sinfo & 0xf;
       if (bind != 1 && bind != 2 && bind != 10) continue;  // GLOBAL, WEAK, GNU_UNIQUE
-      auto n = strtab.cstring(name, kMaxDynString);
-      if (!n) {
-        return f.err(
-            fmt::format("dynamic symbol {} name offset {} is outside the string table", i, name));
-      }
+      auto n = symbol_name(f, strtab, i, name, name_bytes);
+      if (!n) return std::unexpected(n.error());
       if (n->empty()) continue;
-      name_bytes += n->size();
-      if (name_bytes > kMaxSymbolBytesTotal) {
-        return f.err(
-            fmt::format("dynamic symbol names exceed {} bytes in all", kMaxSymbolBytesTotal));
-      }
       info.dynamic_symbols.push_back(ElfSymbol{
           std::string(*n), shndx != 0, bind == 2, type == 2 || type == 10, {}, {}, false});
       symbol_versions.push_back(versym ? vr.u16(i * 2) : 0);
@@ -780,18 +787,9 @@ Result<std::optional<ElfSymbolTable>> ElfSymbolTable::read(ByteView bytes,
     if (shndx != 0) continue;  // defined here: looked up through the hash table
     const uint8_t bind = (s.is64_ ? r.u8(o + 4) : r.u8(o + 12)) >> 4;
     if (bind != 1 && bind != 2 && bind != 10) continue;  // GLOBAL, WEAK, GNU_UNIQUE
-    const uint32_t off = r.u32(o);
-    auto n = s.strtab_.cstring(off, kMaxDynString);
-    if (!n) {
-      return file.err(
-          fmt::format("dynamic symbol {} name offset {} is outside the string table", i, off));
-    }
+    auto n = symbol_name(file, s.strtab_, i, r.u32(o), name_bytes);
+    if (!n) return std::unexpected(n.error());
     if (n->empty()) continue;
-    name_bytes += n->size();
-    if (name_bytes > kMaxSymbolBytesTotal) {
-      return file.err(
-          fmt::format("dynamic symbol names exceed {} bytes in all", kMaxSymbolBytesTotal));
-    }
     s.imports_.push_back(Import{*n, bind == 2});
   }
 
