@@ -323,6 +323,21 @@ void torch_with_system_cudnn(Tree& t, const std::string& system_version, const s
   t.env(Tree::venv_env() + (llp.empty() ? "" : "LD_LIBRARY_PATH=" + llp + "\n"));
 }
 
+// The same machine with torch's wheel pins (Requires-Dist nvidia-cudnn-cu13): the pin rule
+// would say the same thing again ("LD_LIBRARY_PATH puts cuDNN 9.1.0 ahead of the wheel torch
+// was built for"); the loader model's finding is the one kept.
+TEST(LoaderScenario, OneFindingWhenTheWheelPinAndTheLoaderModelSeeTheSameCause) {
+  Tree t;
+  torch_with_system_cudnn(t, "9.1.0", "/opt/cudnn/lib:/usr/local/cuda/lib64");
+  const std::string site = t.venv();
+  t.file(site + "/torch-2.11.0+cu130.dist-info/METADATA",
+         "Metadata-Version: 2.1\nName: torch\nVersion: 2.11.0+cu130\n"
+         "Requires-Dist: nvidia-cudnn-cu13==9.19.0.56; platform_system == \"Linux\"\n");
+  json j = t.doctor(Os::linux);
+  EXPECT_EQ(count(j, {"pip-cudnn-vs-system-cudnn-symbols"}), 1) << j["findings"].dump(2);
+  EXPECT_EQ(count(j, {"torch-cudnn-runtime-older-than-build"}), 0) << j["findings"].dump(2);
+}
+
 // libcudnn.so.9 comes from the wheel (DT_RPATH is searched before LD_LIBRARY_PATH), but it
 // opens its sub-libraries through its DT_RUNPATH $ORIGIN, which comes after LD_LIBRARY_PATH:
 // the system's 9.1 sub-libraries load with the wheel's 9.19 main library.

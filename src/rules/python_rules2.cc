@@ -249,6 +249,9 @@ void wheel_pins(const Ctx& c, Findings& out) {
           continue;
         }
         // The wheel is right; a system cuDNN of the same major on LD_LIBRARY_PATH comes first.
+        // Where the loader model resolved this environment's cuDNN, it decides that case
+        // (pip-cudnn-vs-system-cudnn-symbols names every file): one finding per cause.
+        if (loader_models_cudnn(c.f, e)) continue;
         for (const auto& copy : c.f.cudnn) {
           if (!copy.python_site.empty() || copy.major != lo->major() ||
               !in_ld_library_path(c.f, copy.dir) || !copy.library_version ||
