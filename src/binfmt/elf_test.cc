@@ -539,9 +539,10 @@ TEST(Elf, FindStringsRules) {
 // unterminated tail, results capped per prefix).
 TEST(Elf, FindStringsReadMatchesTheMappedSearch) {
   const std::string too_long = "libnvrtc.so." + std::string(5000, '9') + "libnvrtc.so.13";
-  std::string rodata = std::string("libcublasLt.so.12\0xlibcublasLt.so.13\0libnvrtc.so.12\0", 50) +
-                       too_long + std::string("\0libcublasLt.so.12\0libcublasLt.so.\x01\0", 38) +
-                       "libnvrtc.so.14";
+  static const char kHead[] = "libcublasLt.so.12\0xlibcublasLt.so.13\0libnvrtc.so.12\0";
+  static const char kTail[] = "\0libcublasLt.so.12\0libcublasLt.so.\x01\0";
+  const std::string rodata = std::string(kHead, sizeof(kHead) - 1) + too_long +
+                             std::string(kTail, sizeof(kTail) - 1) + "libnvrtc.so.14";
   for (bool sections : {true, false}) {
     SCOPED_TRACE(sections);
     ElfSpec s;
