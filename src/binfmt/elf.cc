@@ -548,6 +548,21 @@ Result<uint64_t> gnu_hash_count(const ElfFile& f, ByteView h) {
   return f.err("DT_GNU_HASH chain does not terminate");
 }
 
+// One Elf32_Sym / Elf64_Sym entry's fields (the layouts order them differently).
+struct SymEntry {
+  uint32_t name = 0;
+  uint8_t bind = 0, type = 0;
+  uint16_t shndx = 0;
+  bool global() const { return bind == 1 || bind == 2 || bind == 10; }  // GLOBAL, WEAK, UNIQUE
+  bool defined() const { return shndx != 0; }
+};
+
+SymEntry sym_entry(const Reader& r, bool is64, uint64_t o) {
+  const uint8_t info = is64 ? r.u8(o + 4) : r.u8(o + 12);
+  return {r.u32(o), static_cast<uint8_t>(info >> 4), static_cast<uint8_t>(info & 0xf),
+          is64 ? r.u16(o + 6) : r.u16(o + 14)};
+}
+
 // Symbol i's name from the string table, counted against kMaxSymbolBytesTotal.
 Result<std::string_view> symbol_name(const ElfFile& f, ByteView strtab, uint64_t i, uint32_t offset,
                                      uint64_t& name_bytes) {
@@ -649,17 +664,13 @@ Result<void> read_symbols(const ElfFile& f, const std::vector<Phdr>& phdrs, Lazy
     info.dynamic_symbols.reserve(static_cast<size_t>(count));
     symbol_versions.reserve(static_cast<size_t>(count));
     for (uint64_t i = 1; i < count; ++i) {
-      const uint64_t o = i * entsize;
-      const uint32_t name = r.u32(o);
-      const uint8_t sinfo = is64 ? r.u8(o + 4) : r.u8(o + 12);
-      const uint16_t shndx = is64 ? r.u16(o + 6) : r.u16(o + 14);
-      const uint8_t bind = sinfo >> 4, type = sinfo & 0xf;
-      if (bind != 1 && bind != 2 && bind != 10) continue;  // GLOBAL, WEAK, GNU_UNIQUE
-      auto n = symbol_name(f, strtab, i, name, name_bytes);
+      const SymEntry e = sym_entry(r, is64, i * entsize);
+      if (!e.global()) continue;
+      auto n = symbol_name(f, strtab, i, e.name, name_bytes);
       if (!n) return std::unexpected(n.error());
       if (n->empty()) continue;
       info.dynamic_symbols.push_back(ElfSymbol{
-          std::string(*n), shndx != 0, bind == 2, type == 2 || type == 10, {}, {}, false});
+          std::string(*n), e.defined(), e.bind == 2, e.type == 2 || e.type == 10, {}, {}, false});
       symbol_versions.push_back(versym ? vr.u16(i * 2) : 0);
     }
   }
@@ -782,15 +793,12 @@ Result<std::optional<ElfSymbolTable>> ElfSymbolTable::read(ByteView bytes,
   const Reader r(s.table_, s.is64_, s.big_);
   uint64_t name_bytes = 0;
   for (uint64_t i = 1; i < s.count_; ++i) {
-    const uint64_t o = i * s.entsize_;
-    const uint16_t shndx = s.is64_ ? r.u16(o + 6) : r.u16(o + 14);
-    if (shndx != 0) continue;  // defined here: looked up through the hash table
-    const uint8_t bind = (s.is64_ ? r.u8(o + 4) : r.u8(o + 12)) >> 4;
-    if (bind != 1 && bind != 2 && bind != 10) continue;  // GLOBAL, WEAK, GNU_UNIQUE
-    auto n = symbol_name(file, s.strtab_, i, r.u32(o), name_bytes);
+    const SymEntry e = sym_entry(r, s.is64_, i * s.entsize_);
+    if (e.defined() || !e.global()) continue;  // exports: looked up through the hash table
+    auto n = symbol_name(file, s.strtab_, i, e.name, name_bytes);
     if (!n) return std::unexpected(n.error());
     if (n->empty()) continue;
-    s.imports_.push_back(Import{*n, bind == 2});
+    s.imports_.push_back(Import{*n, e.bind == 2});
   }
 
   // The hash tables. One that does not fit the file is not used (lookups then go
@@ -838,11 +846,9 @@ Result<std::optional<ElfSymbolTable>> ElfSymbolTable::read(ByteView bytes,
     // read-only (they run on several threads).
     s.linear_.emplace();
     for (uint64_t i = 1; i < s.count_; ++i) {
-      const uint64_t o = i * s.entsize_;
-      if ((s.is64_ ? r.u16(o + 6) : r.u16(o + 14)) == 0) continue;
-      const uint8_t bind = (s.is64_ ? r.u8(o + 4) : r.u8(o + 12)) >> 4;
-      if (bind != 1 && bind != 2 && bind != 10) continue;
-      if (auto n = s.strtab_.cstring(r.u32(o), kMaxDynString); n && !n->empty()) {
+      const SymEntry e = sym_entry(r, s.is64_, i * s.entsize_);
+      if (!e.defined() || !e.global()) continue;
+      if (auto n = s.strtab_.cstring(e.name, kMaxDynString); n && !n->empty()) {
         s.linear_->insert(*n);
       }
     }
@@ -858,13 +864,9 @@ std::string_view ElfSymbolTable::lookup_method() const {
 
 bool ElfSymbolTable::defined_at(uint64_t index, std::string_view name) const {
   if (index == 0 || index >= count_) return false;
-  const Reader r(table_, is64_, big_);
-  const uint64_t o = index * entsize_;
-  const uint16_t shndx = is64_ ? r.u16(o + 6) : r.u16(o + 14);
-  if (shndx == 0) return false;
-  const uint8_t bind = (is64_ ? r.u8(o + 4) : r.u8(o + 12)) >> 4;
-  if (bind != 1 && bind != 2 && bind != 10) return false;
-  auto n = strtab_.cstring(r.u32(o), kMaxDynString);
+  const SymEntry e = sym_entry(Reader(table_, is64_, big_), is64_, index * entsize_);
+  if (!e.defined() || !e.global()) return false;
+  auto n = strtab_.cstring(e.name, kMaxDynString);
   return n && *n == name;
 }
 

@@ -281,15 +281,13 @@ class Modeler {
       wanted.emplace_back(name, note);
     };
     for (const auto& c : nvidia_runtime_companions(kb_, soname, Os::linux, "")) add(c.name, c.note);
-    const auto refs = rodata_refs_.find(i);
-    if (refs != rodata_refs_.end() && refs->second.valid()) {
+    std::vector<std::string> refs;
+    if (auto it = rodata_refs_.find(i); it != rodata_refs_.end() && it->second.valid()) {
       const auto t0 = Clock::now();
-      refs->second.wait();
+      refs = it->second.get();
       scan_wait_ms_ += ms_between(t0, Clock::now());
     }
-    for (const auto& ref : refs != rodata_refs_.end() && refs->second.valid()
-                               ? refs->second.get()
-                               : std::vector<std::string>{}) {
+    for (const auto& ref : refs) {
       add(ref, ref.starts_with("libnvrtc") ? "cuDNN compiles run-time kernels with NVRTC (dlopen)"
                                            : "cuDNN calls cuBLASLt through dlopen");
     }
@@ -357,9 +355,8 @@ class Modeler {
     return dirs;
   }
 
-  // Whether `path` is an ELF of our class and machine; else why not.
-  // What ld.so checks before it takes a candidate: the ELF header's class and
-  // machine (read, not mapped: see FileSystem::read_head).
+  // Whether `path` is an ELF of our class and machine, else why not: what ld.so
+  // checks before it takes a candidate (the header is read, not mapped).
   std::optional<std::string> unusable(const std::string& path) const {
     auto head = fs_.read_head(path, 64);
     if (!head) return "cannot read: " + head.error().message;
