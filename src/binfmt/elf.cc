@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -1087,9 +1088,17 @@ std::vector<std::string> elf_find_strings(ByteView bytes, const std::string& pre
   return out;
 }
 
+std::vector<std::pair<uint64_t, uint64_t>> elf_readonly_ranges(ByteView file) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  auto f = open_elf(file, "");
+  if (!f || !*f) return out;
+  for (const Region& r : readonly_regions(**f)) out.emplace_back(r.offset, r.size);
+  return out;
+}
+
 std::vector<std::vector<std::string>> elf_find_strings_read(
     ByteView file, const std::vector<std::string>& prefixes, size_t max_results,
-    const ElfReadAt& read_at, size_t window) {
+    const ElfReadAt& read_at, size_t window, ElfSpan span) {
   std::vector<std::vector<std::string>> out(prefixes.size());
   if (prefixes.empty() || max_results == 0 || window == 0) return out;
   auto f = open_elf(file, "");
@@ -1097,7 +1106,9 @@ std::vector<std::vector<std::string>> elf_find_strings_read(
   // A string that starts in a window is whole in it plus this overlap, or longer
   // than kMaxFoundString (skipped, as elf_find_strings does).
   const size_t overlap = kMaxFoundString + 1;
-  std::vector<char> buf(window + overlap);
+  // Not zero-filled: each read overwrites what is searched.
+  auto buf_storage = std::make_unique_for_overwrite<char[]>(window + overlap);
+  std::span<char> buf(buf_storage.get(), window + overlap);
   std::vector<std::unordered_set<std::string>> seen(prefixes.size());
   std::vector<bool> open_prefix(prefixes.size(), true);  // still searching (results < max)
   for (size_t k = 0; k < prefixes.size(); ++k) open_prefix[k] = !prefixes[k].empty();
@@ -1106,13 +1117,18 @@ std::vector<std::vector<std::string>> elf_find_strings_read(
   };
   for (const Region& r : readonly_regions(**f)) {
     if (!any_open()) break;
+    // Starts searched in this region: [first, last) as offsets into it.
+    const uint64_t first = span.begin > r.offset ? span.begin - r.offset : 0;
+    const uint64_t last = span.end >= r.offset + r.size ? r.size
+                          : span.end > r.offset         ? span.end - r.offset
+                                                        : 0;
     std::vector<bool> ended(prefixes.size(), false);  // no terminator in the rest of the region
-    for (uint64_t pos = 0; pos < r.size && any_open(); pos += window) {
+    for (uint64_t pos = first; pos < last && any_open(); pos += window) {
       const size_t want = static_cast<size_t>(std::min<uint64_t>(window + overlap, r.size - pos));
       const size_t got = std::min(want, read_at(r.offset + pos, std::span<char>(buf.data(), want)));
       if (got == 0) break;
       const bool region_end = pos + got >= r.size;
-      const size_t own = std::min(window, got);
+      const size_t own = static_cast<size_t>(std::min<uint64_t>({window, got, last - pos}));
       const char* base = buf.data();
       for (size_t k = 0; k < prefixes.size(); ++k) {
         if (!open_prefix[k] || ended[k]) continue;

@@ -145,9 +145,24 @@ std::vector<std::string> elf_find_strings(ByteView bytes, const std::string& pre
 // `window` bytes, which on a VM is ~4x faster than first-touch page faults of
 // a 49 MB mapping. Result i is what elf_find_strings(file, prefixes[i],
 // max_results) gives.
+//
+// `span` limits the search to strings that start at file offsets in [begin, end)
+// (the text may run past `end`): callers split a large file into spans searched
+// in parallel; the spans' results in offset order, deduplicated and cut at
+// max_results, are the whole search's (one exception: a prefix that occurs
+// twice in one string, with a span boundary between, is also reported from its
+// second occurrence).
 using ElfReadAt = std::function<size_t(uint64_t offset, std::span<char> buffer)>;
+struct ElfSpan {
+  uint64_t begin = 0;
+  uint64_t end = UINT64_MAX;
+};
 std::vector<std::vector<std::string>> elf_find_strings_read(
     ByteView file, const std::vector<std::string>& prefixes, size_t max_results,
-    const ElfReadAt& read_at, size_t window = size_t{1} << 20);
+    const ElfReadAt& read_at, size_t window = size_t{1} << 20, ElfSpan span = {});
+
+// The read-only data elf_find_strings searches, as (file offset, size) ranges in
+// offset order; empty for a file that is not ELF or is corrupt.
+std::vector<std::pair<uint64_t, uint64_t>> elf_readonly_ranges(ByteView file);
 
 }  // namespace dlenv

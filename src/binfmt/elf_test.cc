@@ -566,6 +566,44 @@ TEST(Elf, FindStringsReadMatchesTheMappedSearch) {
         EXPECT_EQ(elf_find_strings_read(file, prefixes, max, read_at, window), want);
       }
     }
+    // Spans: every split of the read-only data, searched span by span and merged
+    // in offset order, finds what the whole search finds.
+    const auto ranges = elf_readonly_ranges(file);
+    ASSERT_FALSE(ranges.empty());
+    const auto whole = elf_find_strings_read(file, prefixes, 16, read_at);
+    for (uint64_t step : {uint64_t{1}, uint64_t{2}, uint64_t{7}, uint64_t{100}, uint64_t{4097}}) {
+      SCOPED_TRACE(step);
+      std::vector<std::vector<std::string>> merged(prefixes.size());
+      size_t spans = 0;
+      for (const auto& [offset, size] : ranges) {
+        for (uint64_t at = offset; at < offset + size; at += step, ++spans) {
+          const ElfSpan span{at, std::min(at + step, offset + size)};
+          auto part = elf_find_strings_read(file, prefixes, 16, read_at, 64, span);
+          for (size_t k = 0; k < prefixes.size(); ++k) {
+            for (auto& str : part[k]) {
+              if (std::find(merged[k].begin(), merged[k].end(), str) == merged[k].end()) {
+                merged[k].push_back(str);
+              }
+            }
+          }
+        }
+      }
+      EXPECT_GT(spans, step < 100 ? 100u : 1u);
+      EXPECT_EQ(merged, whole);
+    }
+    // A span reports the strings that start in it, and only those.
+    const std::string bytes(reinterpret_cast<const char*>(img.bytes.data()), img.bytes.size());
+    const uint64_t head = bytes.find(std::string(kHead, sizeof(kHead) - 1));
+    ASSERT_NE(head, std::string::npos);
+    auto first = elf_find_strings_read(file, prefixes, 16, read_at, 64, ElfSpan{head, head + 1});
+    EXPECT_THAT(first[0], ElementsAre("libcublasLt.so.12"));
+    EXPECT_TRUE(first[1].empty());
+    auto after =
+        elf_find_strings_read(file, prefixes, 16, read_at, 64, ElfSpan{head + 1, head + 19});
+    EXPECT_TRUE(after[0].empty());
+    // A span outside the read-only data finds nothing.
+    auto outside = elf_find_strings_read(file, prefixes, 16, read_at, 64, ElfSpan{0, 1});
+    EXPECT_TRUE(outside[0].empty() && outside[1].empty());
     // A read error (0 bytes) gives no results rather than a crash.
     auto none = elf_find_strings_read(file, prefixes, 4,
                                       [](uint64_t, std::span<char>) { return size_t{0}; });

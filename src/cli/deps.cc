@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -348,11 +349,17 @@ int run_deps(const DepsOptions& o, std::ostream& out, std::ostream& err) {
     err << "dlenv deps: give a file (path) or a library name, e.g. `dlenv deps libcudnn.so.9`\n";
     return kExitUsage;
   }
+  using Clock = std::chrono::steady_clock;
+  auto ms_since = [](Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  };
+  const auto t_setup = Clock::now();
   auto setup = open_deps_view(o.root, o.env_file);
   if (!setup) {
     err << "dlenv deps: " << setup.error().message << "\n";
     return kExitUsage;
   }
+  const double setup_ms = ms_since(t_setup);
   auto os = pick_os(o.os, *setup->fs, o.target);
   if (!os) {
     err << "dlenv deps: " << os.error().message << "\n";
@@ -362,13 +369,17 @@ int run_deps(const DepsOptions& o, std::ostream& out, std::ostream& err) {
   if (*os == Os::windows) {
     tree = model_windows_load(*setup->fs, *setup->kb, o.target, windows_settings_for(*setup, o));
   } else {
-    tree =
-        model_linux_load(*setup->fs, *setup->kb, o.target, settings_for(*setup, !o.root.empty()));
+    const auto t_config = Clock::now();
+    auto settings = settings_for(*setup, !o.root.empty());
+    const double config_ms = ms_since(t_config);
+    tree = model_linux_load(*setup->fs, *setup->kb, o.target, settings);
+    if (tree) tree->timing_ms["loader_config"] = config_ms;
   }
   if (!tree) {
     err << "dlenv deps: " << tree.error().message << "\n";
     return kExitUsage;
   }
+  tree->timing_ms["setup"] = setup_ms;
   return render(o.target, *tree, o.flat, o.json, out, PathStyle{*os == Os::windows});
 }
 

@@ -5,6 +5,7 @@
 #include "kb/kb.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -345,25 +346,42 @@ std::optional<int> parse_branch(const std::optional<std::string>& s, const std::
 
 class KbImpl final : public Kb {
  public:
-  explicit KbImpl(std::map<std::string, std::string> files) : files_(std::move(files)) {}
+  // `files`: name -> text, viewing either `owned` (moved in: its nodes, and so the
+  // strings the views point into, keep their addresses) or static data (the
+  // embedded KB, which is then neither copied nor touched until a table is used).
+  KbImpl(std::map<std::string, std::string_view> files, std::map<std::string, std::string> owned)
+      : owned_(std::move(owned)), files_(std::move(files)) {}
 
-  // Throws SchemaError naming `origin` + the file and the row.
-  void load(const std::map<std::string, json>& docs, const std::string& origin, bool lazy) {
-    lazy_findings_ = lazy;
-    using Loader = void (KbImpl::*)(const json&);
-    const std::pair<const char*, Loader> loaders[] = {
+  // The tables, each filled by one loader from one file.
+  enum class Table : size_t { driver, arch, gpus, cudnn, libnames, findings, count };
+  struct TableLoader {
+    const char* file;
+    void (KbImpl::*load)(const json&);
+  };
+  static const TableLoader& loader(size_t i) {
+    static constexpr TableLoader kLoaders[] = {
         {"cuda_driver.json", &KbImpl::load_driver}, {"cuda_arch.json", &KbImpl::load_arch},
         {"gpus.json", &KbImpl::load_gpus},          {"cudnn.json", &KbImpl::load_cudnn},
         {"libnames.json", &KbImpl::load_libnames},  {"findings.json", &KbImpl::load_findings},
     };
-    for (const auto& [name, loader] : loaders) {
-      if (lazy && std::string_view(name) == "findings.json") continue;
+    static_assert(std::size(kLoaders) == static_cast<size_t>(Table::count));
+    return kLoaders[i];
+  }
+
+  // Eager: every table now. Throws SchemaError naming `origin` + the file and the row.
+  // Lazy (the embedded KB, validated by kb_test): each table is parsed on its first
+  // query, so a command pays only for the tables it uses (`deps` reads libnames only).
+  void load(const std::map<std::string, json>& docs, const std::string& origin, bool lazy) {
+    lazy_ = lazy;
+    if (lazy) return;
+    for (size_t i = 0; i < static_cast<size_t>(Table::count); ++i) {
+      const TableLoader& l = loader(i);
       try {
-        (this->*loader)(docs.at(name));
+        (this->*l.load)(docs.at(l.file));
       } catch (const SchemaError& e) {
-        throw SchemaError{origin + name + ": " + e.message};
+        throw SchemaError{origin + l.file + ": " + e.message};
       } catch (const json::exception& e) {
-        throw SchemaError{origin + name + ": " + e.what()};
+        throw SchemaError{origin + l.file + ": " + e.what()};
       }
     }
   }
@@ -371,6 +389,7 @@ class KbImpl final : public Kb {
   // --- queries -------------------------------------------------------------------------
   std::optional<DriverCudaSupport> max_cuda_for_driver(const Version& driver,
                                                        Os os) const override {
+    ensure(Table::driver);
     const ToolkitRow* best = nullptr;
     for (const auto& row : toolkits_) {
       const auto& floor = os == Os::linux ? row.eff_linux : row.eff_windows;
@@ -390,6 +409,7 @@ class KbImpl final : public Kb {
 
   std::optional<Version> min_driver_for_cuda(const Version& cuda, Os os,
                                              bool minor_compat) const override {
+    ensure(Table::driver);
     std::optional<Version> table;
     const Version c2 = cuda.truncated(2);
     if (cuda.parts().size() > 2) {
@@ -418,6 +438,7 @@ class KbImpl final : public Kb {
   }
 
   std::optional<ArchSupport> arch_support(const Version& cuda) const override {
+    ensure(Table::arch);
     const Version c2 = cuda.truncated(2);
     const ArchRow* best = nullptr;
     for (const auto& row : arch_) {
@@ -435,6 +456,7 @@ class KbImpl final : public Kb {
   }
 
   std::string architecture_name(const Version& cc) const override {
+    ensure(Table::arch);
     const Version c2 = cc.truncated(2);
     const FamilyRow* nearest = nullptr;
     Version nearest_cc;
@@ -451,6 +473,7 @@ class KbImpl final : public Kb {
   }
 
   std::optional<GpuInfo> gpu_by_name(std::string_view name) const override {
+    ensure(Table::gpus);
     const std::string q = normalize_gpu_name(name);
     if (q.empty()) return std::nullopt;
     const GpuRow* best = nullptr;
@@ -468,6 +491,7 @@ class KbImpl final : public Kb {
   }
 
   std::vector<CudnnBuild> cudnn_builds(const Version& cudnn) const override {
+    ensure(Table::cudnn);
     for (const auto& r : cudnn_) {
       for (const auto& v : r.versions) {
         if (v.contains(cudnn)) return r.builds;
@@ -497,6 +521,7 @@ class KbImpl final : public Kb {
   }
 
   std::vector<std::string> cudnn_library_files(int cudnn_major, Os os) const override {
+    ensure(Table::cudnn);
     auto it = cudnn_files_.find(cudnn_major);
     if (it == cudnn_files_.end()) return {};
     return os == Os::linux ? it->second.first : it->second.second;
@@ -527,6 +552,7 @@ class KbImpl final : public Kb {
   // A row answers for `major` when it is the library's own major (cudnn 9, nccl 2), one of
   // its CUDA majors, or when it is tied to no major at all (the driver's libcuda).
   const LibraryInfo* library_info(std::string_view library, int major) const override {
+    ensure(Table::libnames);
     for (const auto& l : libs_) {
       if (!iequals(l.library, library)) continue;
       bool any = l.cuda_majors.empty() && !l.own_major;
@@ -539,6 +565,7 @@ class KbImpl final : public Kb {
   }
 
   const LibraryInfo* library_info_for_file(std::string_view file_name) const override {
+    ensure(Table::libnames);
     std::string_view base = file_name;
     if (auto slash = base.find_last_of("/\\"); slash != std::string_view::npos) {
       base.remove_prefix(slash + 1);
@@ -573,30 +600,46 @@ class KbImpl final : public Kb {
     return nullptr;
   }
 
-  // The catalog is only needed by `explain` and the docs: with the embedded KB
-  // (validated by kb_test) it is parsed on first use, keeping `doctor` fast.
-  void ensure_findings() const {
-    if (!lazy_findings_) return;
-    std::call_once(findings_once_, [this] {
-      auto it = files_.find("findings.json");
+  // Parses table `t` on first use when lazy. A table that fails to parse stays
+  // empty (the embedded tables cannot: kb_test loads them eagerly).
+  void ensure(Table t) const {
+    if (!lazy_) return;
+    const auto i = static_cast<size_t>(t);
+    std::call_once(once_[i], [this, i] {
+      auto* self = const_cast<KbImpl*>(this);
+      auto it = files_.find(loader(i).file);
       if (it == files_.end()) return;
       try {
-        const_cast<KbImpl*>(this)->load_findings(json::parse(it->second));
+        (self->*loader(i).load)(json::parse(it->second));
       } catch (const std::exception&) {
-        const_cast<KbImpl*>(this)->findings_.clear();
+        self->clear(static_cast<Table>(i));
+      } catch (const SchemaError&) {
+        self->clear(static_cast<Table>(i));
       }
     });
   }
 
+  void clear(Table t) {
+    switch (t) {
+      case Table::driver: toolkits_.clear(), branches_.clear(), compat_.clear(); break;
+      case Table::arch: arch_.clear(), families_.clear(); break;
+      case Table::gpus: gpus_.clear(); break;
+      case Table::cudnn: cudnn_.clear(), cudnn_files_.clear(); break;
+      case Table::libnames: libs_.clear(); break;
+      case Table::findings: findings_.clear(); break;
+      case Table::count: break;
+    }
+  }
+
   const FindingInfo* finding(std::string_view id) const override {
-    ensure_findings();
+    ensure(Table::findings);
     for (const auto& f : findings_) {
       if (f.id == id) return &f;
     }
     return nullptr;
   }
   const std::vector<FindingInfo>& findings() const override {
-    ensure_findings();
+    ensure(Table::findings);
     return findings_;
   }
 
@@ -616,7 +659,7 @@ class KbImpl final : public Kb {
   std::optional<std::string> file_text(std::string_view name) const override {
     auto it = files_.find(std::string(name));
     if (it == files_.end()) return std::nullopt;
-    return it->second;
+    return std::string(it->second);
   }
 
  private:
@@ -846,7 +889,8 @@ class KbImpl final : public Kb {
     }
   }
 
-  std::map<std::string, std::string> files_;
+  std::map<std::string, std::string> owned_;
+  std::map<std::string, std::string_view> files_;
   std::vector<ToolkitRow> toolkits_;
   std::vector<BranchRow> branches_;
   std::vector<CompatRow> compat_;
@@ -857,13 +901,15 @@ class KbImpl final : public Kb {
   std::map<int, std::pair<std::vector<std::string>, std::vector<std::string>>> cudnn_files_;
   std::vector<LibraryInfo> libs_;
   std::vector<FindingInfo> findings_;
-  bool lazy_findings_ = false;
-  mutable std::once_flag findings_once_;
+  bool lazy_ = false;
+  mutable std::array<std::once_flag, static_cast<size_t>(Table::count)> once_;
 };
 
 // `origin` prefixes file names in messages ("kb/" for a directory, "" for in-memory).
-// `lazy`: parse only the tables `doctor` needs now; the catalog on first use.
-Result<std::shared_ptr<const Kb>> load_impl(std::map<std::string, std::string> files,
+// `lazy`: each table is parsed on its first query (KbImpl::ensure).
+// `files` views `owned` or static data (see KbImpl).
+Result<std::shared_ptr<const Kb>> load_impl(std::map<std::string, std::string_view> files,
+                                            std::map<std::string, std::string> owned,
                                             const std::string& origin, bool lazy = false) {
   for (const char* required : kRequiredFiles) {
     if (!files.count(required)) {
@@ -872,11 +918,7 @@ Result<std::shared_ptr<const Kb>> load_impl(std::map<std::string, std::string> f
   }
   std::map<std::string, json> docs;
   for (const auto& [name, text] : files) {
-    if (lazy && std::find(std::begin(kRequiredFiles), std::end(kRequiredFiles), name) ==
-                    std::end(kRequiredFiles)) {
-      continue;  // framework tables: not queried by the C++ side yet
-    }
-    if (lazy && name == "findings.json") continue;
+    if (lazy) break;  // each table is parsed on first use (KbImpl::ensure)
     try {
       json doc = json::parse(text);
       if (!doc.is_object()) return fail(origin + name + ": expected a JSON object at the top");
@@ -890,7 +932,7 @@ Result<std::shared_ptr<const Kb>> load_impl(std::map<std::string, std::string> f
                   e.what());
     }
   }
-  auto kb = std::make_shared<KbImpl>(std::move(files));
+  auto kb = std::make_shared<KbImpl>(std::move(files), std::move(owned));
   try {
     kb->load(docs, origin, lazy);
   } catch (const SchemaError& e) {
@@ -899,20 +941,27 @@ Result<std::shared_ptr<const Kb>> load_impl(std::map<std::string, std::string> f
   return std::shared_ptr<const Kb>(std::move(kb));
 }
 
+Result<std::shared_ptr<const Kb>> load_owned(std::map<std::string, std::string> owned,
+                                             const std::string& origin) {
+  std::map<std::string, std::string_view> views;
+  for (const auto& [name, text] : owned) views.emplace(name, text);
+  return load_impl(std::move(views), std::move(owned), origin);
+}
+
 }  // namespace
 
 Result<std::shared_ptr<const Kb>> Kb::load_files(const std::map<std::string, std::string>& files) {
-  return load_impl(files, "");
+  return load_owned(files, "");
 }
 
 Result<std::shared_ptr<const Kb>> Kb::load_embedded() {
   static const Result<std::shared_ptr<const Kb>> cached = [] {
-    std::map<std::string, std::string> files;
+    std::map<std::string, std::string_view> files;
     for (std::size_t i = 0; i < kb_embedded::file_count && kb_embedded::files[i].name; ++i) {
       const auto& f = kb_embedded::files[i];
-      files.emplace(f.name, std::string(f.data, f.size));
+      files.emplace(f.name, std::string_view(f.data, f.size));
     }
-    return load_impl(std::move(files), "embedded kb/", /*lazy=*/true);
+    return load_impl(std::move(files), {}, "embedded kb/", /*lazy=*/true);
   }();
   return cached;
 }
@@ -935,7 +984,7 @@ Result<std::shared_ptr<const Kb>> Kb::load_dir(const std::string& dir) {
     if (in.bad()) return fail(p.string() + ": read error");
     files.emplace(p.filename().string(), ss.str());
   }
-  return load_impl(std::move(files), ends_with(dir, "/") ? dir : dir + "/");
+  return load_owned(std::move(files), ends_with(dir, "/") ? dir : dir + "/");
 }
 
 }  // namespace dlenv

@@ -754,6 +754,21 @@ TEST(KbLoad, LoadFilesMatchesEmbedded) {
   auto r = Kb::load_files(embedded_texts());
   ASSERT_TRUE(r.has_value()) << r.error().message;
   EXPECT_EQ((*r)->describe(), kb()->describe());
+  // The embedded KB parses each table on first use; every table answers as the
+  // eagerly loaded one does (an empty lazy table would fail these).
+  const Kb& eager = **r;
+  const Kb& lazy = *kb();
+  EXPECT_EQ(lazy.max_cuda_for_driver(V("580.65.06"), Os::linux)->max_cuda,
+            eager.max_cuda_for_driver(V("580.65.06"), Os::linux)->max_cuda);
+  EXPECT_EQ(lazy.arch_support(V("12.8"))->max_cc, eager.arch_support(V("12.8"))->max_cc);
+  EXPECT_EQ(lazy.architecture_name(V("9.0")), "Hopper");
+  EXPECT_EQ(lazy.gpu_by_name("NVIDIA H200")->compute_capability,
+            eager.gpu_by_name("NVIDIA H200")->compute_capability);
+  EXPECT_EQ(lazy.cudnn_builds(V("9.1.0")).size(), eager.cudnn_builds(V("9.1.0")).size());
+  EXPECT_FALSE(lazy.cudnn_builds(V("9.1.0")).empty());
+  EXPECT_EQ(lazy.cudnn_library_files(9, Os::linux), eager.cudnn_library_files(9, Os::linux));
+  EXPECT_EQ(lazy.library_file_name("cublasLt", 12, Os::linux), "libcublasLt.so.12");
+  EXPECT_EQ(lazy.findings().size(), eager.findings().size());
 }
 
 }  // namespace

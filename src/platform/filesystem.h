@@ -41,6 +41,14 @@ class MappedFile {
   virtual ByteView bytes() const = 0;
 };
 
+// One open file for many reads at offsets (FileSystem::open_reader).
+class FileReader {
+ public:
+  virtual ~FileReader() = default;
+  // As FileSystem::read_at.
+  virtual Result<size_t> read_at(uint64_t offset, std::span<char> buffer) = 0;
+};
+
 class FileSystem {
  public:
   virtual ~FileSystem() = default;
@@ -56,6 +64,10 @@ class FileSystem {
   // read, and each munmap of a populated mapping a TLB flush.
   virtual Result<size_t> read_at(std::string_view path, uint64_t offset,
                                  std::span<char> buffer) const = 0;
+  // The file opened once for many read_at calls (streaming a large region: one
+  // open instead of one per window). Fails as read_at does for a missing or
+  // unreadable file. The default reader calls read_at each time.
+  virtual Result<std::unique_ptr<FileReader>> open_reader(std::string_view path) const;
   // Entries of a directory, sorted by name, without "." and "..".
   virtual Result<std::vector<DirEntry>> list_dir(std::string_view path) const = 0;
   // stat follows symlinks (inside the root); lstat does not.

@@ -57,6 +57,8 @@ class Fd {
   }
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
+  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  Fd& operator=(Fd&&) = delete;
   int get() const { return fd_; }
 
  private:
@@ -105,6 +107,28 @@ class BufferFile final : public MappedFile {
 
 // Shared implementation: a subclass only decides how a logical path becomes a
 // host path (and how it is canonicalised). `describe` names a path in errors.
+// pread at offsets of one open file (PosixFileSystemBase::open_reader).
+class FdReader final : public FileReader {
+ public:
+  FdReader(Fd fd, std::string what) : fd_(std::move(fd)), what_(std::move(what)) {}
+  Result<size_t> read_at(uint64_t offset, std::span<char> buffer) override {
+    size_t got = 0;
+    while (got < buffer.size()) {
+      const ssize_t n = ::pread(fd_.get(), buffer.data() + got, buffer.size() - got,
+                                static_cast<off_t>(offset + got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return fail("cannot read " + what_ + ": " + errno_text(errno));
+      if (n == 0) break;
+      got += static_cast<size_t>(n);
+    }
+    return got;
+  }
+
+ private:
+  Fd fd_;
+  std::string what_;
+};
+
 class PosixFileSystemBase : public FileSystem {
  public:
   Result<std::string> read_file(std::string_view path, size_t max_bytes) const override {
@@ -133,16 +157,19 @@ class PosixFileSystemBase : public FileSystem {
     if (!host) return fail("cannot read " + describe(path) + ": " + errno_text(host.error()));
     Fd fd(::open(host->c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.get() < 0) return fail("cannot read " + describe(path) + ": " + errno_text(errno));
-    size_t got = 0;
-    while (got < buffer.size()) {
-      const ssize_t n = ::pread(fd.get(), buffer.data() + got, buffer.size() - got,
-                                static_cast<off_t>(offset + got));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return fail("cannot read " + describe(path) + ": " + errno_text(errno));
-      if (n == 0) break;
-      got += static_cast<size_t>(n);
+    return FdReader(std::move(fd), describe(path)).read_at(offset, buffer);
+  }
+
+  Result<std::unique_ptr<FileReader>> open_reader(std::string_view path) const override {
+    auto host = resolve_host(path, /*follow_last=*/true);
+    if (!host) return fail("cannot read " + describe(path) + ": " + errno_text(host.error()));
+    Fd fd(::open(host->c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) return fail("cannot read " + describe(path) + ": " + errno_text(errno));
+    struct stat st {};
+    if (::fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      return fail("cannot read " + describe(path) + ": " + errno_text(EISDIR));
     }
-    return got;
+    return std::unique_ptr<FileReader>(std::make_unique<FdReader>(std::move(fd), describe(path)));
   }
 
   Result<std::unique_ptr<MappedFile>> map_file(std::string_view path) const override {

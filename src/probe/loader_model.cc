@@ -9,12 +9,17 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <deque>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <thread>
+#include <type_traits>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "probe/nvidia_companions.h"
@@ -29,6 +34,62 @@ using Clock = std::chrono::steady_clock;
 double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
+
+// Worker threads for the read-only data scans, started by the first task and
+// joined when the pool goes (tasks not yet started then are dropped: their
+// futures report a broken promise, and nobody waits on them).
+class TaskPool {
+ public:
+  TaskPool() = default;
+  TaskPool(const TaskPool&) = delete;
+  TaskPool& operator=(const TaskPool&) = delete;
+  ~TaskPool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+
+  static size_t size() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+  template <class F>
+  std::future<std::invoke_result_t<F>> submit(F f) {
+    auto task = std::make_shared<std::packaged_task<std::invoke_result_t<F>()>>(std::move(f));
+    auto future = task->get_future();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      queue_.emplace_back([task] { (*task)(); });
+      if (threads_.empty()) {
+        for (size_t i = 0; i < size(); ++i) threads_.emplace_back([this] { work(); });
+      }
+    }
+    wake_.notify_one();
+    return future;
+  }
+
+ private:
+  void work() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+        if (stop_) return;
+        job = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      job();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> queue_;
+  std::vector<std::thread> threads_;
+  bool stop_ = false;
+};
 
 constexpr size_t kMaxObjects = 4096;
 constexpr size_t kMaxListedSymbols = 8;
@@ -104,7 +165,7 @@ class Modeler {
       root.rule = SearchRule::path;
       root.rule_detail = "given on the command line";
     }
-    auto mapped = root.path ? open_elf(*root.path) : Result<Parsed>(fail(""));
+    auto mapped = root.path ? open_elf(*root.path, 0) : Result<Parsed>(fail(""));
     if (root.path && !mapped) return std::unexpected(mapped.error());
     if (root.path) {
       cls_is64_ = mapped->info.is_64;
@@ -125,22 +186,16 @@ class Modeler {
     } else {
       search(0, -1);
       if (tree_.objects[0].path) {
-        auto m = open_elf(*tree_.objects[0].path);
+        auto m = open_elf(*tree_.objects[0].path, 0);
         if (!m) return std::unexpected(m.error());
         accept(0, std::move(*m));
       }
     }
-    // Breadth-first, as ld.so maps DT_NEEDED entries.
+    // Breadth-first, as ld.so maps DT_NEEDED entries. The companions found in
+    // cuDNN's read-only data come after the walk, as the dlopen calls that load
+    // them come after the process started: their scans run meanwhile.
     std::deque<int> queue{0};
-    while (!queue.empty() && tree_.objects.size() < kMaxObjects) {
-      const int i = queue.front();
-      queue.pop_front();
-      if (!tree_.objects[static_cast<size_t>(i)].elf) continue;
-      std::vector<std::pair<std::string, std::string>> wanted;  // name, companion note
-      for (const auto& n : tree_.objects[static_cast<size_t>(i)].elf->needed) {
-        wanted.emplace_back(n, "");
-      }
-      if (s_.companions) add_companions(i, wanted);
+    auto add_children = [&](int i, std::vector<std::pair<std::string, std::string>>& wanted) {
       for (auto& [name, note] : wanted) {
         LoadedObject o;
         o.name = name;
@@ -155,6 +210,36 @@ class Modeler {
             tree_.objects[static_cast<size_t>(c)].same_as < 0) {
           queue.push_back(c);
         }
+      }
+    };
+    for (;;) {
+      while (!queue.empty() && tree_.objects.size() < kMaxObjects) {
+        const int i = queue.front();
+        queue.pop_front();
+        if (!tree_.objects[static_cast<size_t>(i)].elf) continue;
+        std::vector<std::pair<std::string, std::string>> wanted;  // name, companion note
+        for (const auto& n : tree_.objects[static_cast<size_t>(i)].elf->needed) {
+          wanted.emplace_back(n, "");
+        }
+        if (s_.companions) add_companions(i, wanted);
+        add_children(i, wanted);
+      }
+      if (scans_.empty() || tree_.objects.size() >= kMaxObjects) break;
+      const auto t0 = Clock::now();
+      auto scans = std::move(scans_);
+      scans_.clear();
+      std::vector<std::pair<int, std::vector<std::string>>> found;
+      for (auto& [i, scan] : scans) found.emplace_back(i, scan.get());
+      scan_wait_ms_ += ms_between(t0, Clock::now());
+      for (auto& [i, refs] : found) {
+        std::vector<std::pair<std::string, std::string>> wanted;
+        for (const auto& ref : refs) {
+          wanted.emplace_back(ref, ref.starts_with("libnvrtc")
+                                       ? "cuDNN compiles run-time kernels with NVRTC (dlopen)"
+                                       : "cuDNN calls cuBLASLt through dlopen");
+        }
+        std::erase_if(wanted, [&](const auto& w) { return has_child(i, w.first); });
+        add_children(i, wanted);
       }
     }
     const auto walked = Clock::now();
@@ -174,42 +259,83 @@ class Modeler {
   }
 
  private:
+  // A cuDNN library's read-only data scan, split into spans searched in parallel.
+  class RodataScan {
+   public:
+    using Found = std::vector<std::vector<std::string>>;  // per prefix
+    void add(std::future<Found> part) { parts_.push_back(std::move(part)); }
+    // The bare sonames found ("libnvrtc.so.13"), in file order; waits for the parts.
+    std::vector<std::string> get() {
+      std::vector<std::string> refs;
+      std::vector<std::string> seen;
+      for (auto& part : parts_) {
+        const Found found = part.get();
+        for (size_t k = 0; k < found.size() && k < prefixes().size(); ++k) {
+          for (const auto& s : found[k]) {
+            const std::string& p = prefixes()[k];
+            // Only a bare soname, not a longer message.
+            if (s.size() > p.size() &&
+                s.find_first_not_of("0123456789.", p.size()) == std::string::npos &&
+                std::find(seen.begin(), seen.end(), s) == seen.end()) {
+              seen.push_back(s);
+              refs.push_back(s);
+            }
+          }
+        }
+      }
+      parts_.clear();
+      return refs;
+    }
+    static const std::vector<std::string>& prefixes() {
+      static const std::vector<std::string> p = {"libcublasLt.so.", "libnvrtc.so."};
+      return p;
+    }
+
+   private:
+    std::vector<std::future<Found>> parts_;
+  };
+
   struct Parsed {
     ElfInfo info;
-    // Companion names found in read-only data. cuDNN's sub-libraries carry up
-    // to 49 MB of it each, so the scan runs on its own thread while the loader
-    // walk goes on; add_companions() waits for it.
-    std::shared_future<std::vector<std::string>> rodata_refs;
     // The mapping stays alive for the symbol table's views into it.
     std::shared_ptr<MappedFile> mapped;
     std::optional<ElfSymbolTable> symbols;
   };
 
-  // The cuBLASLt/NVRTC sonames in a cuDNN library's read-only data, read through
-  // the file system in windows (see elf_find_strings_read) rather than faulted in
-  // from the mapping, which only supplies the headers.
-  static std::vector<std::string> scan_rodata(const FileSystem& fs, const std::string& path,
-                                              ByteView headers) {
-    const std::vector<std::string> prefixes = {"libcublasLt.so.", "libnvrtc.so."};
-    auto read_at = [&fs, &path](uint64_t offset, std::span<char> buffer) -> size_t {
-      auto n = fs.read_at(path, offset, buffer);
-      return n ? *n : 0;
-    };
-    std::vector<std::string> refs;
-    auto found = elf_find_strings_read(headers, prefixes, 4, read_at);
-    for (size_t k = 0; k < prefixes.size(); ++k) {
-      for (auto& s : found[k]) {
-        // Only a bare soname ("libnvrtc.so.13"), not a longer message.
-        if (s.size() > prefixes[k].size() &&
-            s.find_first_not_of("0123456789.", prefixes[k].size()) == std::string::npos) {
-          refs.push_back(std::move(s));
-        }
+  // Starts the scan of a cuDNN library's read-only data for the cuBLASLt/NVRTC
+  // sonames it dlopens (cuDNN 9.19's heuristic library alone has 49 MB of it).
+  // The data is read through the file system in windows (see
+  // elf_find_strings_read), not faulted in from the mapping, which only supplies
+  // the headers; spans of it are searched on the pool's threads.
+  RodataScan start_scan(const std::string& path, const std::shared_ptr<MappedFile>& mapped) {
+    constexpr uint64_t kMinSpan = uint64_t{1} << 20;
+    constexpr size_t kPerSpan = 16;  // results per span before the merge cuts them
+    RodataScan scan;
+    const auto ranges = elf_readonly_ranges(mapped->bytes());
+    uint64_t total = 0;
+    for (const auto& r : ranges) total += r.second;
+    const uint64_t span = std::max<uint64_t>(kMinSpan, total / TaskPool::size() + 1);
+    for (const auto& [offset, size] : ranges) {
+      for (uint64_t at = offset; at < offset + size; at += span) {
+        const ElfSpan part{at, std::min(at + span, offset + size)};
+        scan.add(pool_.submit([&fs = fs_, path, mapped, part] {
+          auto reader = fs.open_reader(path);
+          if (!reader) return RodataScan::Found(RodataScan::prefixes().size());
+          auto read_at = [&r = **reader](uint64_t off, std::span<char> buffer) -> size_t {
+            auto n = r.read_at(off, buffer);
+            return n ? *n : 0;
+          };
+          const size_t window =
+              static_cast<size_t>(std::min<uint64_t>(part.end - part.begin, 1u << 20));
+          return elf_find_strings_read(mapped->bytes(), RodataScan::prefixes(), kPerSpan, read_at,
+                                       window, part);
+        }));
       }
     }
-    return refs;
+    return scan;
   }
 
-  Result<Parsed> open_elf(const std::string& path) {
+  Result<Parsed> open_elf(const std::string& path, int index) {
     auto m = fs_.map_file(path);
     if (!m) return fail(fmt::format("{}: cannot read: {}", path, m.error().message));
     // Symbols are looked up in place (ElfSymbolTable), never copied: libtorch_cpu.so
@@ -217,7 +343,7 @@ class Modeler {
     auto e = parse_elf((*m)->bytes(), path, ElfParseOptions{.versions = s_.symbols});
     if (!e) return std::unexpected(e.error());
     if (!*e) return fail(fmt::format("{}: not an ELF file", path));
-    Parsed p{std::move(**e), {}, {}, {}};
+    Parsed p{std::move(**e), {}, {}};
     std::shared_ptr<MappedFile> mapped(std::move(*m));
     if (s_.symbols) {
       auto t = ElfSymbolTable::read(mapped->bytes(), path);
@@ -228,10 +354,8 @@ class Modeler {
       }
     }
     const std::string base = path_basename(path);
-    if (s_.companions && s_.companion_strings && base.starts_with("libcudnn")) {
-      p.rodata_refs = std::async(std::launch::async, [&fs = fs_, path, mapped] {
-                        return scan_rodata(fs, path, mapped->bytes());
-                      }).share();
+    if (index >= 0 && s_.companions && s_.companion_strings && base.starts_with("libcudnn")) {
+      scans_.emplace(index, start_scan(path, mapped));
     }
     return p;
   }
@@ -281,16 +405,6 @@ class Modeler {
       wanted.emplace_back(name, note);
     };
     for (const auto& c : nvidia_runtime_companions(kb_, soname, Os::linux, "")) add(c.name, c.note);
-    std::vector<std::string> refs;
-    if (auto it = rodata_refs_.find(i); it != rodata_refs_.end() && it->second.valid()) {
-      const auto t0 = Clock::now();
-      refs = it->second.get();
-      scan_wait_ms_ += ms_between(t0, Clock::now());
-    }
-    for (const auto& ref : refs) {
-      add(ref, ref.starts_with("libnvrtc") ? "cuDNN compiles run-time kernels with NVRTC (dlopen)"
-                                           : "cuDNN calls cuBLASLt through dlopen");
-    }
     if (!libcuda_added_ && loads_cuda_driver(soname, Os::linux) &&
         !soname.starts_with("libcuda.")) {
       libcuda_added_ = true;
@@ -299,15 +413,64 @@ class Modeler {
     }
   }
 
+  // Whether object i already has a child named `name` (or is itself that soname).
+  bool has_child(int i, const std::string& name) const {
+    const auto& o = tree_.objects[static_cast<size_t>(i)];
+    if (o.elf && o.elf->soname == name) return true;
+    for (int c : o.children) {
+      if (tree_.objects[static_cast<size_t>(c)].name == name) return true;
+    }
+    return false;
+  }
+
+  // fs_.real_path with the directory part remembered: the candidates of one
+  // walk share a few directories, and resolving each path from the root costs
+  // a readlink per component (/opt/x/.venv/lib/python3.12/site-packages/...).
+  std::string real_of(const std::string& path, int depth = 0) {
+    if (auto it = real_paths_.find(path); it != real_paths_.end()) return it->second;
+    std::string real = path;
+    const std::string dir = path_dirname(path);
+    const std::string base = path_basename(path);
+    auto ls = fs_.lstat(path);
+    if (!ls || dir.empty() || dir == path || base.empty() || base == "." || base == ".." ||
+        depth > 8) {
+      auto rp = fs_.real_path(path);
+      real = rp ? *rp : path;
+    } else {
+      auto d = real_dirs_.find(dir);
+      if (d == real_dirs_.end()) {
+        auto rp = fs_.real_path(dir);
+        d = real_dirs_.emplace(dir, rp ? *rp : dir).first;
+      }
+      if (ls->type != FileType::symlink) {
+        real = path_join(d->second, base);
+      } else if (auto target = fs_.read_link(path);
+                 target && !target->empty() && target->find('/') == std::string::npos) {
+        real = real_of(path_join(d->second, *target), depth + 1);  // "libx.so.9 -> libx.so.9.1"
+      } else {
+        auto rp = fs_.real_path(path);
+        real = rp ? *rp : path;
+      }
+    }
+    real_paths_.emplace(path, real);
+    return real;
+  }
+
+  // Whether a search directory exists, asked once per directory per walk (as ld.so
+  // remembers the directories it found missing): most glibc-hwcaps ones do not.
+  bool dir_exists(const std::string& dir) {
+    auto it = dir_exists_.find(dir);
+    if (it == dir_exists_.end()) it = dir_exists_.emplace(dir, fs_.is_dir(dir)).first;
+    return it->second;
+  }
+
   void accept(int i, Parsed p) {
     auto& o = tree_.objects[static_cast<size_t>(i)];
     if (o.path) {
-      auto rp = fs_.real_path(*o.path);
-      o.real_path = rp ? *rp : *o.path;
+      o.real_path = real_of(*o.path);
       o.version = version_from_file_name(path_basename(o.real_path));
     }
     o.elf = std::move(p.info);
-    rodata_refs_[i] = std::move(p.rodata_refs);
     if (p.symbols) {
       symbols_.insert_or_assign(i, std::pair(std::move(p.mapped), std::move(*p.symbols)));
     }
@@ -372,9 +535,13 @@ class Modeler {
   }
 
   // Files to try for `name` in `dir`: glibc-hwcaps subdirectories first.
-  std::vector<std::string> files_in(const std::string& dir, const std::string& name) const {
+  std::vector<std::string> files_in(const std::string& dir, const std::string& name) {
     std::vector<std::string> out;
-    for (const auto& h : s_.hwcaps) out.push_back(path_join(dir, "glibc-hwcaps/" + h + "/" + name));
+    if (!dir_exists(dir)) return out;
+    for (const auto& h : s_.hwcaps) {
+      const std::string sub = path_join(dir, "glibc-hwcaps/" + h);
+      if (dir_exists(sub)) out.push_back(path_join(sub, name));
+    }
     out.push_back(path_join(dir, name));
     return out;
   }
@@ -383,8 +550,7 @@ class Modeler {
                 const std::string& detail, std::set<std::string>& seen_real) {
     auto st = fs_.stat(path);
     if (!st || st->type != FileType::regular) return;
-    auto rp = fs_.real_path(path);
-    const std::string real = rp ? *rp : path;
+    const std::string real = real_of(path);
     if (!seen_real.insert(real).second) return;  // same file by another path
     if (auto why = unusable(path)) {
       o.rejected.push_back({path, rule, *why});
@@ -491,7 +657,7 @@ class Modeler {
     search(i, requester);
     auto& o2 = tree_.objects[static_cast<size_t>(i)];
     if (!o2.path) return;
-    auto p = open_elf(*o2.path);
+    auto p = open_elf(*o2.path, i);
     if (!p) {
       o2.problem = p.error().message;
       o2.severity = LoadSeverity::error;
@@ -629,10 +795,13 @@ class Modeler {
   std::string lib_, platform_;
   std::vector<std::string> defaults_;
   std::map<std::string, int> loaded_;
-  std::map<int, std::shared_future<std::vector<std::string>>> rodata_refs_;
+  std::map<int, RodataScan> scans_;  // started, not yet read, by object
+  std::unordered_map<std::string, std::string> real_paths_, real_dirs_;
+  std::unordered_map<std::string, bool> dir_exists_;
   double scan_wait_ms_ = 0;  // time the walk waited for the read-only data scans
   std::map<int, std::pair<std::shared_ptr<MappedFile>, ElfSymbolTable>> symbols_;
   bool libcuda_added_ = false;
+  TaskPool pool_;  // last: destroyed (joined) first
 };
 
 }  // namespace
