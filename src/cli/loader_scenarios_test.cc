@@ -14,7 +14,10 @@
 #include "binfmt/pe_test_builder.h"
 #include "binfmt/test_builders.h"
 #include "cli/cli_test_support.h"
+#include "cli/setup.h"
 #include "kb/kb.h"
+#include "probe/probe.h"
+#include "rules/rules.h"
 
 namespace dlenv {
 namespace {
@@ -46,19 +49,7 @@ class Tree : public testing::SysrootBase<Tree> {
   Tree& cudnn(const std::string& dir, const std::string& version, bool runpath_origin,
               const std::string& skip = "") {
     const std::string major = version.substr(0, version.find('.'));
-    std::vector<std::string> subs =
-        major == "8"
-            ? std::vector<std::string>{"",           "_ops_infer", "_ops_train", "_cnn_infer",
-                                       "_cnn_train", "_adv_infer", "_adv_train"}
-            : std::vector<std::string>{"",
-                                       "_graph",
-                                       "_ops",
-                                       "_cnn",
-                                       "_adv",
-                                       "_engines_precompiled",
-                                       "_engines_runtime_compiled",
-                                       "_heuristic"};
-    for (const auto& sub : subs) {
+    for (const auto& sub : cudnn_subs(major)) {
       const std::string soname = "libcudnn" + sub + ".so." + major;
       if (soname == skip) continue;
       so(dir, "libcudnn" + sub + ".so." + version, soname,
@@ -77,14 +68,31 @@ class Tree : public testing::SysrootBase<Tree> {
     spec.runpath = std::move(runpath);
     return file(path, as_string(testbuild::build_elf(spec).bytes));
   }
-  // cuDNN 9 as the nvidia-cudnn-cu13 wheel ships it in `site`: files named by soname only,
-  // each with DT_RUNPATH $ORIGIN.
-  Tree& cudnn_wheel(const std::string& site, const std::string& version) {
-    dist(site, "nvidia-cudnn-cu13", version);
-    for (const char* sub : {"", "_graph", "_ops", "_cnn", "_adv", "_engines_precompiled",
-                            "_engines_runtime_compiled", "_heuristic"}) {
-      so(site + "/nvidia/cudnn/lib", std::string("libcudnn") + sub + ".so.9",
-         std::string("libcudnn") + sub + ".so.9", "$ORIGIN");
+  // The file name suffixes of a cuDNN release's libraries ("" is the main library).
+  static std::vector<std::string> cudnn_subs(const std::string& major) {
+    if (major == "8") {
+      return {"",           "_ops_infer", "_ops_train", "_cnn_infer",
+              "_cnn_train", "_adv_infer", "_adv_train"};
+    }
+    return {"",
+            "_graph",
+            "_ops",
+            "_cnn",
+            "_adv",
+            "_engines_precompiled",
+            "_engines_runtime_compiled",
+            "_heuristic"};
+  }
+  // cuDNN as the nvidia-cudnn-cuNN wheels ship it in `site`: files named by soname only;
+  // cuDNN 9's each with DT_RUNPATH $ORIGIN, cuDNN 8's (8.9.x wheels) without one.
+  Tree& cudnn_wheel(const std::string& site, const std::string& version,
+                    const std::string& package = "nvidia-cudnn-cu13") {
+    dist(site, package, version);
+    const std::string major = version.substr(0, version.find('.'));
+    for (const auto& sub : cudnn_subs(major)) {
+      const std::string name = "libcudnn" + sub + ".so." + major;
+      so(site + "/nvidia/cudnn/lib", name, name,
+         major == "8" ? std::nullopt : std::optional<std::string>("$ORIGIN"));
     }
     return *this;
   }
@@ -520,6 +528,259 @@ TEST(LoaderScenario, Ctranslate2DlopensCudnn8ThatOnlyExistsOffTheSearchPath) {
   tree(ok, "LD_LIBRARY_PATH=/opt/cudnn8/lib\n");
   json k = ok.doctor(Os::linux);
   EXPECT_FALSE(ids(k).count("libcudnn8-not-found")) << k["findings"].dump(2);
+}
+
+// ---- Linux: paddle, CuPy, TensorFlow and ONNX Runtime, laid out as their wheels are ----------
+
+// paddlepaddle-gpu 3.x (pip CUDA libraries): paddle/base/libpaddle.so opens libcudnn.so.N by
+// name at run time (phi/backends/dynload); the wheel's python/setup.py patches it with
+// `patchelf --set-rpath '$ORIGIN/../../nvidia/cuda_runtime/lib:...:$ORIGIN/../../nvidia/cudnn/lib
+// :...:$ORIGIN/../libs/'` (PaddlePaddle/Paddle python/setup.py; patchelf writes DT_RUNPATH).
+void paddle3(Tree& t, bool cudnn_wheel, const std::string& extra_env = "") {
+  const std::string site = t.venv();
+  t.dist(site, "paddlepaddle-gpu", "3.0.0")
+      .file(site + "/paddle/version/__init__.py",
+            "full_version = '3.0.0'\nwith_gpu = 'ON'\ncuda_version = '12.6'\n"
+            "cudnn_version = '9.5.1'\nwith_pip_cuda_libraries = 'ON'\n");
+  t.elf(site + "/paddle/base/libpaddle.so", {}, std::nullopt,
+        "$ORIGIN/../../nvidia/cuda_runtime/lib:$ORIGIN/../../nvidia/cublas/lib:"
+        "$ORIGIN/../../nvidia/cudnn/lib:$ORIGIN/../../nvidia/curand/lib:$ORIGIN/../libs/");
+  if (cudnn_wheel) t.cudnn_wheel(site, "9.5.1.17", "nvidia-cudnn-cu12");
+  // The machine's own cuDNN is 8.9 (libcudnn.so.8 only): not what paddle 3 opens.
+  t.cudnn(kLinuxLib, "8.9.7", false);
+  t.env(Tree::venv_env() + extra_env);
+}
+
+TEST(LoaderScenario, PaddleThreeOpensCudnn9ThatNoSearchReaches) {
+  Tree t;
+  paddle3(t, false);
+  json j = t.doctor(Os::linux);
+  const json* f = finding(j, "libcudnn8-not-found");
+  ASSERT_NE(f, nullptr) << j["findings"].dump(2);
+  EXPECT_EQ((*f)["severity"], "error");
+  EXPECT_NE((*f)["title"].get<std::string>().find("paddle in "), std::string::npos) << f->dump(2);
+  EXPECT_NE((*f)["title"].get<std::string>().find("needs libcudnn.so.9"), std::string::npos)
+      << f->dump(2);
+  const std::string e = text((*f)["evidence"]);
+  EXPECT_NE(e.find("libpaddle.so opens libcudnn.so.9 at run time (dlopen)"), std::string::npos)
+      << e;
+  const std::string site = std::string(Tree::kVenvPrefix) + "/lib/python3.12/site-packages";
+  // Searched through libpaddle.so's DT_RUNPATH (LD_LIBRARY_PATH is not set).
+  EXPECT_NE(e.find(site + "/nvidia/cudnn/lib  (DT_RUNPATH of libpaddle.so)"), std::string::npos)
+      << e;
+  EXPECT_EQ(e.find("LD_LIBRARY_PATH)"), std::string::npos) << e;
+  EXPECT_NE(e.find(site + "/paddle/base/libpaddle.so"), std::string::npos) << e;
+  EXPECT_NE(text((*f)["fix"]).find("install 'nvidia-cudnn-cu12==9.*'"), std::string::npos)
+      << f->dump(2);
+  // libpaddle.so's DT_RUNPATH reaches the wheel's directory: the wheel alone is the fix.
+  EXPECT_EQ(text((*f)["fix"]).find("export LD_LIBRARY_PATH='" + site), std::string::npos)
+      << f->dump(2);
+
+  Tree ok;  // the nvidia-cudnn-cu12 9.5 wheel where libpaddle.so's DT_RUNPATH points
+  paddle3(ok, true);
+  json k = ok.doctor(Os::linux);
+  EXPECT_FALSE(ids(k).count("libcudnn8-not-found")) << k["findings"].dump(2);
+}
+
+// CuPy v13 (cupy-cuda12x): cupy_backends/cuda/libs/cudnn.cpython-*.so lists libcudnn.so.8 as
+// DT_NEEDED and carries no DT_RPATH / DT_RUNPATH to the NVIDIA wheels (CuPy preloads its own
+// cuDNN from ~/.cupy/cuda_lib, else the loader's search decides).
+void cupy13(Tree& t, const std::string& extra_env) {
+  const std::string site = t.venv();
+  t.dist(site, "cupy-cuda12x", "13.3.0");
+  t.elf(site + "/cupy_backends/cuda/libs/cudnn.cpython-312-x86_64-linux-gnu.so", {"libcudnn.so.8"},
+        std::nullopt);
+  t.cudnn(kLinuxLib, "9.1.0", true);           // the system's cuDNN is 9
+  t.cudnn("/opt/cudnn8/lib", "8.9.7", false);  // a cuDNN 8 off every search path
+  t.env(Tree::venv_env() + "CUDNN_HOME=/opt/cudnn8\n" + extra_env);
+}
+
+TEST(LoaderScenario, CupyCudnnModuleNeedsCudnn8ThatOnlyExistsOffTheSearchPath) {
+  Tree t;
+  cupy13(t, "");
+  json j = t.doctor(Os::linux);
+  const json* f = finding(j, "libcudnn8-not-found");
+  ASSERT_NE(f, nullptr) << j["findings"].dump(2);
+  EXPECT_EQ((*f)["severity"], "error");
+  EXPECT_EQ((*f)["title"].get<std::string>().find("cupy in "), 0u) << f->dump(2);
+  const std::string e = text((*f)["evidence"]);
+  EXPECT_NE(e.find("cudnn.cpython-312-x86_64-linux-gnu.so lists libcudnn.so.8 as DT_NEEDED"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("a copy exists in /opt/cudnn8/lib"), std::string::npos) << e;
+  EXPECT_NE(text((*f)["fix"]).find("export LD_LIBRARY_PATH='/opt/cudnn8/lib'"), std::string::npos)
+      << f->dump(2);
+  // The module has no path into site-packages/nvidia: installing the cuDNN 8 wheel is not enough
+  // by itself, the fix puts its directory on LD_LIBRARY_PATH too.
+  const std::string site = std::string(Tree::kVenvPrefix) + "/lib/python3.12/site-packages";
+  EXPECT_NE(text((*f)["fix"])
+                .find("install 'nvidia-cudnn-cu12==8.9.*' && export "
+                      "LD_LIBRARY_PATH='" +
+                      site + "/nvidia/cudnn/lib'"),
+            std::string::npos)
+      << f->dump(2);
+
+  Tree ok;
+  cupy13(ok, "LD_LIBRARY_PATH=/opt/cudnn8/lib\n");
+  json k = ok.doctor(Os::linux);
+  EXPECT_FALSE(ids(k).count("libcudnn8-not-found")) << k["findings"].dump(2);
+}
+
+// TensorFlow 2.15 opens libcudnn.so.8 by name (tsl dso_loader; build_info cudnn_version '8').
+// tensorflow[and-cuda] 2.15 pins nvidia-cudnn-cu12==8.9.4.25; the wheel's extension reaches it
+// through DT_RUNPATH $ORIGIN/../../nvidia/cudnn/lib (TF's cuda_cudnn.BUILD.tpl rpath linkopts;
+// RUNPATH form as in tensorflow/tensorflow#63646). A later `pip install torch` replaces that
+// wheel by nvidia-cudnn-cu12 9.x, which has libcudnn.so.9 only.
+void tf215(Tree& t, const std::string& cudnn_wheel_version) {
+  const std::string site = t.venv();
+  t.dist(site, "tensorflow", "2.15.0")
+      .file(site + "/tensorflow/python/platform/build_info.py",
+            "build_info = {'cpu_compiler': '/usr/bin/gcc', 'cuda_version': '12.2', "
+            "'cudnn_version': '8', 'is_cuda_build': True, 'is_rocm_build': False, "
+            "'is_tensorrt_build': True}\n");
+  t.elf(site + "/tensorflow/python/_pywrap_tensorflow_internal.so",
+        {"libtensorflow_framework.so.2"}, std::nullopt,
+        "$ORIGIN/:$ORIGIN/..:$ORIGIN/../../nvidia/cublas/lib:$ORIGIN/../../nvidia/cuda_runtime/lib:"
+        "$ORIGIN/../../nvidia/cudnn/lib:$ORIGIN/../../nvidia/nccl/lib");
+  t.so(site + "/tensorflow", "libtensorflow_framework.so.2", "libtensorflow_framework.so.2");
+  t.cudnn_wheel(site, cudnn_wheel_version, "nvidia-cudnn-cu12");
+  t.env(Tree::venv_env());
+}
+
+TEST(LoaderScenario, Tensorflow215NeedsCudnn8AndOnlyTheCudnn9WheelIsThere) {
+  Tree t;
+  tf215(t, "9.1.0.70");
+  json j = t.doctor(Os::linux);
+  EXPECT_EQ(count(j, {"libcudnn8-not-found"}), 1) << j["findings"].dump(2);
+  const json* f = finding(j, "libcudnn8-not-found");
+  ASSERT_NE(f, nullptr) << j["findings"].dump(2);
+  EXPECT_EQ((*f)["severity"], "error");
+  EXPECT_EQ((*f)["title"].get<std::string>().find("tensorflow in "), 0u) << f->dump(2);
+  EXPECT_NE((*f)["title"].get<std::string>().find("needs libcudnn.so.8"), std::string::npos);
+  const std::string e = text((*f)["evidence"]);
+  EXPECT_NE(e.find("_pywrap_tensorflow_internal.so opens libcudnn.so.8 at run time (dlopen)"),
+            std::string::npos)
+      << e;
+  const std::string site = std::string(Tree::kVenvPrefix) + "/lib/python3.12/site-packages";
+  EXPECT_NE(e.find(site + "/nvidia/cudnn/lib"), std::string::npos) << e;
+  EXPECT_NE(text((*f)["fix"]).find("install 'nvidia-cudnn-cu12==8.9.*'"), std::string::npos)
+      << f->dump(2);
+
+  Tree ok;  // the 8.9 wheel tensorflow[and-cuda]==2.15.0 installs
+  tf215(ok, "8.9.4.25");
+  json k = ok.doctor(Os::linux);
+  EXPECT_FALSE(ids(k).count("libcudnn8-not-found")) << k["findings"].dump(2);
+}
+
+// onnxruntime-gpu 1.20 (CUDA 12): onnxruntime/capi/libonnxruntime_providers_cuda.so lists
+// libcublasLt.so.12, libcublas.so.12, libcudnn.so.9 and libcudart.so.12 as DT_NEEDED, with no
+// path to the NVIDIA wheels ("Failed to load library libonnxruntime_providers_cuda.so with error:
+// libcudnn.so.9: cannot open shared object file", microsoft/onnxruntime#22968 and others; the
+// documented way is LD_LIBRARY_PATH or ort.preload_dlls()). Here LD_LIBRARY_PATH names the
+// wheel directories, but a cuDNN 9.1 unpacked into the toolkit's lib64 comes `first`.
+void ort120(Tree& t, bool toolkit_first) {
+  const std::string site = t.venv();
+  t.dist(site, "onnxruntime-gpu", "1.20.1");
+  t.elf(site + "/onnxruntime/capi/libonnxruntime_providers_cuda.so",
+        {"libcublasLt.so.12", "libcublas.so.12", "libcudnn.so.9", "libcudart.so.12"}, std::nullopt);
+  t.cudnn_wheel(site, "9.5.1.17", "nvidia-cudnn-cu12");
+  t.dist(site, "nvidia-cublas-cu12", "12.6.4.1")
+      .so(site + "/nvidia/cublas/lib", "libcublas.so.12", "libcublas.so.12", "$ORIGIN")
+      .so(site + "/nvidia/cublas/lib", "libcublasLt.so.12", "libcublasLt.so.12", "$ORIGIN");
+  t.dist(site, "nvidia-cuda-runtime-cu12", "12.6.77")
+      .so(site + "/nvidia/cuda_runtime/lib", "libcudart.so.12", "libcudart.so.12");
+  t.cudnn("/usr/local/cuda-12.6/lib64", "9.1.0", true);
+  const std::string wheels = site + "/nvidia/cudnn/lib:" + site + "/nvidia/cublas/lib:" + site +
+                             "/nvidia/cuda_runtime/lib";
+  t.env(Tree::venv_env() + "LD_LIBRARY_PATH=" +
+        (toolkit_first ? "/usr/local/cuda-12.6/lib64:" + wheels
+                       : wheels + ":/usr/local/cuda-12.6/lib64") +
+        "\n");
+}
+
+TEST(LoaderScenario, OnnxRuntimeProviderTakesTheToolkitsCudnnAheadOfItsWheel) {
+  Tree t;
+  ort120(t, true);
+  json j = t.doctor(Os::linux);
+  EXPECT_EQ(count(j, {"pip-cudnn-vs-system-cudnn-symbols"}), 1) << j["findings"].dump(2);
+  const json* f = finding(j, "pip-cudnn-vs-system-cudnn-symbols");
+  ASSERT_NE(f, nullptr) << j["findings"].dump(2);
+  EXPECT_EQ((*f)["severity"], "error");
+  EXPECT_NE((*f)["title"].get<std::string>().find(
+                "LD_LIBRARY_PATH puts cuDNN 9.1.0 (/usr/local/cuda-12.6/lib64) ahead of the "
+                "cuDNN 9.5.1.17 wheel"),
+            std::string::npos)
+      << f->dump(2);
+  EXPECT_NE(text((*f)["evidence"])
+                .find("onnxruntime (libonnxruntime_providers_cuda.so): libcudnn.so.9 9.1.0 from "
+                      "/usr/local/cuda-12.6/lib64/libcudnn.so.9 (LD_LIBRARY_PATH)"),
+            std::string::npos)
+      << f->dump(2);
+  const std::string site = std::string(Tree::kVenvPrefix) + "/lib/python3.12/site-packages";
+  EXPECT_NE(text((*f)["fix"]).find("export LD_LIBRARY_PATH='" + site + "/nvidia/cudnn/lib:"),
+            std::string::npos)
+      << f->dump(2);
+
+  Tree ok;  // the wheel directories first: every cuDNN library from the 9.5 wheel
+  ort120(ok, false);
+  json k = ok.doctor(Os::linux);
+  EXPECT_FALSE(ids(k).count("pip-cudnn-vs-system-cudnn-symbols")) << k["findings"].dump(2);
+}
+
+// The H200 case (measurements): LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu with the system's
+// cuDNN 9.14 there; torch's libcudnn.so.9 comes from the 9.19 wheel (DT_RPATH), its
+// sub-libraries from 9.14 (LD_LIBRARY_PATH before their DT_RUNPATH $ORIGIN), and loading the
+// wheel's copy live answered cudnnGetVersion() = 9.14.0. That answer is the mix itself:
+// pip-cudnn-vs-system-cudnn-symbols reports it; cudnn-header-library-mismatch must not report
+// it again for the wheel folder. doctor loads nothing under --root, so the probes run on the
+// tree here and the live answer is set on the wheel's copy before the rules run.
+std::vector<Finding> doctor_with_live_cudnn(const Tree& t, const std::string& dir,
+                                            const std::string& live) {
+  auto view = open_system_view(t.root().string(), "linux", t.at("/env").string(), "");
+  EXPECT_TRUE(view.has_value());
+  if (!view) return {};
+  ProbeContext ctx{*view->fs, *view->env, *view->kb, Os::linux, false, view->env_source};
+  Facts facts = collect_facts(ctx, ProbeOptions{});
+  bool set = false;
+  for (auto& k : facts.cudnn) {
+    if (k.dir != dir) continue;
+    k.live_version = Fact<Version>::known(*Version::parse(live), "cudnnGetVersion() in " + dir);
+    set = true;
+  }
+  EXPECT_TRUE(set) << "no cuDNN copy in " << dir;
+  return run_rules(facts, *view->kb, Os::linux);
+}
+
+std::set<std::string> finding_ids(const std::vector<Finding>& fs) {
+  std::set<std::string> out;
+  for (const auto& f : fs) out.insert(f.id);
+  return out;
+}
+
+TEST(LoaderScenario, LiveVersionOfAMixedWheelLoadIsNotAlsoAHeaderMismatch) {
+  const std::string site = std::string(Tree::kVenvPrefix) + "/lib/python3.12/site-packages";
+  const std::string wheel = site + "/nvidia/cudnn/lib";
+  auto tree = [&](Tree& t, const std::string& llp) {
+    t.venv();
+    t.torch(site, "2.11.0+cu130", "13.0", "libcudnn.so.9").cudnn_wheel(site, "9.19.0.56");
+    t.file(site + "/nvidia/cudnn/include/cudnn_version.h",
+           "#define CUDNN_MAJOR 9\n#define CUDNN_MINOR 19\n#define CUDNN_PATCHLEVEL 0\n");
+    t.cudnn(kLinuxLib, "9.14.0", true);
+    t.env(Tree::venv_env() + (llp.empty() ? "" : "LD_LIBRARY_PATH=" + llp + "\n"));
+  };
+  Tree t;
+  tree(t, kLinuxLib);
+  auto found = finding_ids(doctor_with_live_cudnn(t, wheel, "9.14.0"));
+  EXPECT_TRUE(found.count("pip-cudnn-vs-system-cudnn-symbols")) << ::testing::PrintToString(found);
+  EXPECT_FALSE(found.count("cudnn-header-library-mismatch")) << ::testing::PrintToString(found);
+
+  // The same live answer without LD_LIBRARY_PATH: nothing mixes, so the loader model explains
+  // nothing and the header / library disagreement is reported.
+  Tree alone;
+  tree(alone, "");
+  auto k = finding_ids(doctor_with_live_cudnn(alone, wheel, "9.14.0"));
+  EXPECT_FALSE(k.count("pip-cudnn-vs-system-cudnn-symbols")) << ::testing::PrintToString(k);
+  EXPECT_TRUE(k.count("cudnn-header-library-mismatch")) << ::testing::PrintToString(k);
 }
 
 // ---- Windows ---------------------------------------------------------------------------

@@ -403,14 +403,26 @@ void framework_contexts(const ProbeContext& ctx, const LinuxLoaderSettings& base
       LinuxLoaderSettings dl = ls;
       dl.companions = false;
       dl.ld_library_path.clear();
+      // What each entry of dl.ld_library_path really is (the search list's labels).
+      std::vector<std::string> labels;
+      const std::string of = " of " + path_basename(*file);
       if (!elf.runpath) {
         add(elf.rpath, "DT_RPATH");
-        for (const auto& o : own) dl.ld_library_path.push_back(o.first);
+        for (const auto& o : own) {
+          dl.ld_library_path.push_back(o.first);
+          labels.push_back("DT_RPATH" + of);
+        }
       }
-      for (const auto& d : ls.ld_library_path) dl.ld_library_path.push_back(d);
+      for (const auto& d : ls.ld_library_path) {
+        dl.ld_library_path.push_back(d);
+        labels.push_back("LD_LIBRARY_PATH");
+      }
       if (elf.runpath) {
         add(elf.runpath, "DT_RUNPATH");
-        for (const auto& o : own) dl.ld_library_path.push_back(o.first);
+        for (const auto& o : own) {
+          dl.ld_library_path.push_back(o.first);
+          labels.push_back("DT_RUNPATH" + of);
+        }
       }
       const std::string name = "libcudnn.so." + std::to_string(major);
       LoadContext d = c;
@@ -422,6 +434,18 @@ void framework_contexts(const ProbeContext& ctx, const LinuxLoaderSettings& base
         ResolvedLib& r = d.libs[0];
         r.requester = path_basename(*file);
         r.companion = true;
+        // The extension's own directories went in as LD_LIBRARY_PATH entries: name them as
+        // what they are in the list of directories searched (when every entry is there).
+        const std::string llp = "  (LD_LIBRARY_PATH)";
+        const auto n = std::count_if(r.searched.begin(), r.searched.end(),
+                                     [&](const std::string& x) { return ends_with(x, llp); });
+        if (static_cast<size_t>(n) == labels.size()) {
+          size_t i = 0;
+          for (auto& x : r.searched) {
+            if (ends_with(x, llp))
+              x = x.substr(0, x.size() - llp.size()) + "  (" + labels[i++] + ")";
+          }
+        }
         const std::string dir = r.path.empty() ? "" : path_dirname(r.path);
         for (const auto& [od, detail] : own) {
           if (!dir.empty() && od == dir && r.rule == "LD_LIBRARY_PATH") {

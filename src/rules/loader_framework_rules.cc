@@ -101,19 +101,30 @@ bool loader_models_cudnn(const Facts& f, const PythonEnv& e) {
   return false;
 }
 
-void loader_framework_cudnn_mix(const RuleContext& c, std::vector<Finding>& out) {
-  if (c.os != Os::linux) return;
-  struct Hit {
-    std::vector<std::string> frameworks;
-    std::vector<std::string> lines;
-    std::set<std::string> llp_dirs;  // LD_LIBRARY_PATH entries that chose a member
-    std::string family, wheel_version, other_version, other_dir, wheel_package;
-  };
-  std::map<std::string, Hit> by_env;  // prefix -> what mixes there
+namespace {
+
+// What mixes in one environment: the members of a family the frameworks there would load
+// from two releases (or from outside their wheel while the wheel's copy comes later).
+struct MixHit {
+  std::vector<std::string> frameworks;
+  std::vector<std::string> lines;
+  std::set<std::string> llp_dirs;          // LD_LIBRARY_PATH entries that chose a member
+  std::set<std::string> cudnn_wheel_dirs;  // wheel directories cuDNN members were taken from
+  std::string family, wheel_version, other_version, other_dir, wheel_package;
+};
+
+struct Mixes {
+  std::map<std::string, MixHit> by_env;  // prefix -> what mixes there
   std::vector<std::string> order;
-  for (const auto& ctx : c.f.loader.contexts) {
+};
+
+Mixes find_mixes(const Facts& f) {
+  Mixes m;
+  auto& by_env = m.by_env;
+  auto& order = m.order;
+  for (const auto& ctx : f.loader.contexts) {
     if (!framework_kind(ctx)) continue;
-    const PythonEnv* e = env_of(c.f, ctx);
+    const PythonEnv* e = env_of(f, ctx);
     if (!e) continue;
     for (const std::string family : {"cuDNN", "cuBLAS"}) {
       const auto wheels = wheel_dirs(*e, family);
@@ -142,7 +153,7 @@ void loader_framework_cudnn_mix(const RuleContext& c, std::vector<Finding>& out)
       }
       if (versions.size() < 2 && outside.empty()) continue;
       if (!by_env.count(e->prefix)) order.push_back(e->prefix);
-      Hit& h = by_env[e->prefix];
+      MixHit& h = by_env[e->prefix];
       if (h.family.empty()) h.family = family;
       if (std::find(h.frameworks.begin(), h.frameworks.end(), ctx.framework) ==
           h.frameworks.end()) {
@@ -158,6 +169,7 @@ void loader_framework_cudnn_mix(const RuleContext& c, std::vector<Finding>& out)
           h.lines.push_back(line);
         }
         if (in_wheel) {
+          if (family == "cuDNN") h.cudnn_wheel_dirs.insert(path_dirname(l->path));
           if (h.wheel_version.empty()) h.wheel_version = v;
           for (const auto& p : e->cuda_libs) {
             if (path_dirname(p.path) == path_dirname(l->path) && !p.package.empty()) {
@@ -173,8 +185,26 @@ void loader_framework_cudnn_mix(const RuleContext& c, std::vector<Finding>& out)
       if (h.wheel_version.empty() && !wheels.empty()) h.wheel_version = wheels.begin()->second;
     }
   }
-  for (const auto& prefix : order) {
-    const Hit& h = by_env[prefix];
+  return m;
+}
+
+}  // namespace
+
+bool loader_explains_cudnn_mix(const Facts& f, const std::string& dir) {
+  const std::string want = strip_slash(path_normalize(dir));
+  for (const auto& [prefix, h] : find_mixes(f).by_env) {
+    for (const auto& d : h.cudnn_wheel_dirs) {
+      if (strip_slash(path_normalize(d)) == want) return true;
+    }
+  }
+  return false;
+}
+
+void loader_framework_cudnn_mix(const RuleContext& c, std::vector<Finding>& out) {
+  if (c.os != Os::linux) return;
+  const Mixes m = find_mixes(c.f);
+  for (const auto& prefix : m.order) {
+    const MixHit& h = m.by_env.at(prefix);
     const PythonEnv* e = nullptr;
     for (const auto& x : c.f.python) {
       if (x.prefix == prefix) e = &x;
@@ -271,13 +301,35 @@ void loader_cudnn_not_found(const RuleContext& c, std::vector<Finding>& out) {
       const int cuda_major = Version::parse(ctx.cuda).value_or(Version{12}).major();
       const std::string cu = major == "8" ? (cuda_major <= 11 ? "11" : "12")
                                           : std::to_string(std::max(cuda_major, 12));
-      x.fix.push_back(pyrules::step(
-          "install the cuDNN " + major + " wheel for CUDA " + cu + " into this environment",
-          pyrules::pip(*e) + " install 'nvidia-cudnn-cu" + cu +
-              "==" + (major == "8" ? "8.9" : major) + ".*'",
-          &c));
+      // The wheel's directory: whether the search above reaches it (a DT_RPATH / DT_RUNPATH
+      // into site-packages/nvidia, as torch's and paddle's have); CuPy's module and ctranslate2
+      // have none, so the wheel alone changes nothing there.
+      std::string wheel_dir;
+      bool reached = false;
+      for (const auto& site : e->site_packages) {
+        const std::string d = path_join(site, "nvidia/cudnn/lib");
+        if (wheel_dir.empty()) wheel_dir = d;
+        for (const auto& s : l.searched) {  // "dir  (rule)"
+          reached |= strip_slash(path_normalize(s.substr(0, s.find("  (")))) == d;
+        }
+      }
+      const std::string install = pyrules::pip(*e) + " install 'nvidia-cudnn-cu" + cu +
+                                  "==" + (major == "8" ? "8.9" : major) + ".*'";
+      const std::string cur = c.f.loader.ld_library_path;
+      if (reached || wheel_dir.empty()) {
+        x.fix.push_back(pyrules::step(
+            "install the cuDNN " + major + " wheel for CUDA " + cu + " into this environment",
+            install, &c));
+      } else {
+        x.fix.push_back(
+            pyrules::step("install the cuDNN " + major + " wheel for CUDA " + cu +
+                              " into this environment and put its directory on LD_LIBRARY_PATH (" +
+                              path_basename(ctx.root) + " does not search " + wheel_dir + ")",
+                          install + " && export LD_LIBRARY_PATH='" + wheel_dir +
+                              (cur.empty() ? "" : ":" + cur) + "'",
+                          &c));
+      }
       if (!elsewhere.empty()) {
-        const std::string cur = c.f.loader.ld_library_path;
         x.fix.push_back(
             step("or put the copy dlenv found on the loader path",
                  "export LD_LIBRARY_PATH='" + elsewhere + (cur.empty() ? "" : ":" + cur) + "'"));

@@ -502,6 +502,9 @@ void cudnn_header_mismatch(const Ctx& c, Findings& out) {
     const Fact<Version>& lib = k.live_version ? k.live_version : k.library_version;
     if (!lib || !k.header_version) continue;
     if (*lib == *k.header_version) continue;
+    // A live answer from a load that mixed this wheel folder with another release: the
+    // loader model's pip-cudnn-vs-system-cudnn-symbols names the cause (one finding per cause).
+    if (k.live_version && c.os == Os::linux && loader_explains_cudnn_mix(c.f, k.dir)) continue;
     Finding x = make("cudnn-header-library-mismatch", Severity::warning, "cudnn",
                      "cuDNN header " + k.header_version->str() + " does not match library " +
                          lib->str() + " in " + k.dir);

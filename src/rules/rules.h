@@ -50,6 +50,10 @@ void loader_cudnn_incomplete(const RuleContext& c, std::vector<Finding>& out);  
 // framework libraries; the bool ones return whether the model had anything to say.
 void loader_framework_cudnn_mix(const RuleContext& c, std::vector<Finding>& out);
 bool loader_models_cudnn(const Facts& f, const PythonEnv& e);  // cuDNN resolved there
+// Whether pip-cudnn-vs-system-cudnn-symbols reports a framework taking cuDNN libraries from the
+// wheel directory `dir` together with another release's (that copy's live version is then
+// whatever the mixed load answered).
+bool loader_explains_cudnn_mix(const Facts& f, const std::string& dir);
 void loader_cudnn_not_found(const RuleContext& c, std::vector<Finding>& out);
 // Whether the model resolved (or missed) libcudnn.so.N for the environment's frameworks
 // (only `framework`'s when given).
