@@ -644,6 +644,8 @@ void tf215(Tree& t, const std::string& cudnn_wheel_version) {
         "$ORIGIN/../../nvidia/cudnn/lib:$ORIGIN/../../nvidia/nccl/lib");
   t.so(site + "/tensorflow", "libtensorflow_framework.so.2", "libtensorflow_framework.so.2");
   t.cudnn_wheel(site, cudnn_wheel_version, "nvidia-cudnn-cu12");
+  t.dist(site, "nvidia-cuda-runtime-cu12", "12.2.140")
+      .so(site + "/nvidia/cuda_runtime/lib", "libcudart.so.12", "libcudart.so.12");
   t.env(Tree::venv_env());
 }
 
@@ -670,6 +672,32 @@ TEST(LoaderScenario, Tensorflow215NeedsCudnn8AndOnlyTheCudnn9WheelIsThere) {
   tf215(ok, "8.9.4.25");
   json k = ok.doctor(Os::linux);
   EXPECT_FALSE(ids(k).count("libcudnn8-not-found")) << k["findings"].dump(2);
+}
+
+// With a GPU (driver 580) the older file rules (paddle-cannot-load-cudnn,
+// tf-cannot-dlopen-gpu-libraries) look at the same missing cuDNN: one finding per cause.
+TEST(LoaderScenario, OneFindingForAFrameworksMissingCudnnWithAGpu) {
+  auto gpu = [](Tree& t) {
+    t.file("/proc/driver/nvidia/version",
+           "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build  "
+           "(dvs-builder@U22-I3-AM02-24-3)  Wed Oct  1 00:00:00 UTC 2025\n")
+        .file("/sys/module/nvidia/version", "580.95.05\n")
+        .file("/proc/driver/nvidia/gpus/0000:18:00.0/information",
+              "Model: \t\t NVIDIA H200\nBus Location: \t 0000:18:00.0\nDevice Minor: \t 0\n");
+    t.so(kLinuxLib, "libcuda.so.580.95.05", "libcuda.so.1");
+  };
+  Tree p;
+  paddle3(p, false);
+  gpu(p);
+  json j = p.doctor(Os::linux);
+  EXPECT_EQ(count(j, {"libcudnn8-not-found", "paddle-cannot-load-cudnn"}), 1)
+      << j["findings"].dump(2);
+  Tree t;
+  tf215(t, "9.1.0.70");
+  gpu(t);
+  json k = t.doctor(Os::linux);
+  EXPECT_EQ(count(k, {"libcudnn8-not-found", "tf-cannot-dlopen-gpu-libraries"}), 1)
+      << k["findings"].dump(2);
 }
 
 // onnxruntime-gpu 1.20 (CUDA 12): onnxruntime/capi/libonnxruntime_providers_cuda.so lists

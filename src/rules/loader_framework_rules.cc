@@ -267,8 +267,19 @@ void loader_cudnn_not_found(const RuleContext& c, std::vector<Finding>& out) {
     if (!framework_kind(ctx) || ctx.framework == "onnxruntime") continue;
     const PythonEnv* e = env_of(c.f, ctx);
     if (!e) continue;
+    // paddle-cannot-load-cudnn (with a GPU) reports paddle's unresolved cuDNN with the exact
+    // release of its build: one finding per cause.
+    const FrameworkFacts* paddle = nullptr;
+    if (ctx.framework == "paddle" && pyrules::gpu_present(c.f)) {
+      for (const auto& fw : e->frameworks) {
+        if (fw.name == "paddle" && !fw.needed.empty() && fw.needed.front().resolved.empty()) {
+          paddle = &fw;
+        }
+      }
+    }
     for (const auto& l : ctx.libs) {
       if (!starts_with(l.name, "libcudnn.so.") || !l.missing) continue;
+      if (paddle && paddle->needed.front().name == l.name) continue;
       if (!done.insert({e->prefix, l.name}).second) continue;
       const std::string major = l.name.substr(std::string_view("libcudnn.so.").size());
       Finding x = pyrules::make(

@@ -921,7 +921,10 @@ void tf_gpu_libraries(const Ctx& c, Findings& out) {
     std::vector<std::string> missing;
     if (!a.cudart.contains(cuda->major()))
       missing.push_back("CUDA " + std::to_string(cuda->major()) + " runtime");
-    if (cudnn && !a.cudnn.contains(cudnn->major()))
+    // Where the loader model resolved (or missed) TF's libcudnn.so.N, it decides: a miss is
+    // libcudnn8-not-found, with the directories searched (one finding per cause).
+    if (cudnn && !a.cudnn.contains(cudnn->major()) &&
+        !loader_decides_cudnn_found(c.f, e, "tensorflow"))
       missing.push_back("cuDNN " + std::to_string(cudnn->major()));
     if (missing.empty()) continue;
     Finding x = make("tf-cannot-dlopen-gpu-libraries", Severity::error,
