@@ -191,6 +191,16 @@ const json* finding(const json& j, const std::string& id) {
   return nullptr;
 }
 
+// The one finding `id` of `j` (one cause, reported once), checked to have `severity`.
+const json* sole(const json& j, const std::string& id, const std::string& severity) {
+  EXPECT_EQ(count(j, {id}), 1) << j["findings"].dump(2);
+  const json* f = finding(j, id);
+  if (f) {
+    EXPECT_EQ((*f)["severity"], severity) << f->dump(2);
+  }
+  return f;
+}
+
 // ---- Linux -----------------------------------------------------------------------------
 
 const std::string kLinuxLib = "/usr/lib/x86_64-linux-gnu";
@@ -555,9 +565,8 @@ TEST(LoaderScenario, PaddleThreeOpensCudnn9ThatNoSearchReaches) {
   Tree t;
   paddle3(t, false);
   json j = t.doctor(Os::linux);
-  const json* f = finding(j, "libcudnn8-not-found");
+  const json* f = sole(j, "libcudnn8-not-found", "error");
   ASSERT_NE(f, nullptr) << j["findings"].dump(2);
-  EXPECT_EQ((*f)["severity"], "error");
   EXPECT_NE((*f)["title"].get<std::string>().find("paddle in "), std::string::npos) << f->dump(2);
   EXPECT_NE((*f)["title"].get<std::string>().find("needs libcudnn.so.9"), std::string::npos)
       << f->dump(2);
@@ -599,9 +608,8 @@ TEST(LoaderScenario, CupyCudnnModuleNeedsCudnn8ThatOnlyExistsOffTheSearchPath) {
   Tree t;
   cupy13(t, "");
   json j = t.doctor(Os::linux);
-  const json* f = finding(j, "libcudnn8-not-found");
+  const json* f = sole(j, "libcudnn8-not-found", "error");
   ASSERT_NE(f, nullptr) << j["findings"].dump(2);
-  EXPECT_EQ((*f)["severity"], "error");
   EXPECT_EQ((*f)["title"].get<std::string>().find("cupy in "), 0u) << f->dump(2);
   const std::string e = text((*f)["evidence"]);
   EXPECT_NE(e.find("cudnn.cpython-312-x86_64-linux-gnu.so lists libcudnn.so.8 as DT_NEEDED"),
@@ -653,10 +661,8 @@ TEST(LoaderScenario, Tensorflow215NeedsCudnn8AndOnlyTheCudnn9WheelIsThere) {
   Tree t;
   tf215(t, "9.1.0.70");
   json j = t.doctor(Os::linux);
-  EXPECT_EQ(count(j, {"libcudnn8-not-found"}), 1) << j["findings"].dump(2);
-  const json* f = finding(j, "libcudnn8-not-found");
+  const json* f = sole(j, "libcudnn8-not-found", "error");
   ASSERT_NE(f, nullptr) << j["findings"].dump(2);
-  EXPECT_EQ((*f)["severity"], "error");
   EXPECT_EQ((*f)["title"].get<std::string>().find("tensorflow in "), 0u) << f->dump(2);
   EXPECT_NE((*f)["title"].get<std::string>().find("needs libcudnn.so.8"), std::string::npos);
   const std::string e = text((*f)["evidence"]);
@@ -730,10 +736,8 @@ TEST(LoaderScenario, OnnxRuntimeProviderTakesTheToolkitsCudnnAheadOfItsWheel) {
   Tree t;
   ort120(t, true);
   json j = t.doctor(Os::linux);
-  EXPECT_EQ(count(j, {"pip-cudnn-vs-system-cudnn-symbols"}), 1) << j["findings"].dump(2);
-  const json* f = finding(j, "pip-cudnn-vs-system-cudnn-symbols");
+  const json* f = sole(j, "pip-cudnn-vs-system-cudnn-symbols", "error");
   ASSERT_NE(f, nullptr) << j["findings"].dump(2);
-  EXPECT_EQ((*f)["severity"], "error");
   EXPECT_NE((*f)["title"].get<std::string>().find(
                 "LD_LIBRARY_PATH puts cuDNN 9.1.0 (/usr/local/cuda-12.6/lib64) ahead of the "
                 "cuDNN 9.5.1.17 wheel"),
