@@ -10,7 +10,7 @@ OUT="${OUT:?set OUT}"
 PY=/opt/torch/.venv/bin/python3
 [[ -x "$PY" ]] || PY=python3
 site=$("$PY" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
-ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+ms() { local us=$(( ($(date +%s%N) - $1) / 1000 )); printf '%d.%d' $((us / 1000)) $(((us % 1000) / 100)); }
 for lib in "$site/torch/lib/libtorch_cuda.so" "$site/nvidia/cudnn/lib/libcudnn.so.9" /lib/x86_64-linux-gnu/libcudnn.so.9; do
   [[ -e "$lib" ]] || continue
   echo "file: $lib"
@@ -32,10 +32,10 @@ for line in open(sys.argv[1]):
         cur = line[6:].strip(); data[cur] = {}
         continue
     k, v = line.split()
-    data[cur].setdefault(k, []).append(int(v))
+    data[cur].setdefault(k, []).append(float(v))
 for f, d in data.items():
     print(f)
     for k, v in d.items():
-        print(f"  {k:10} n={len(v):3} median {statistics.median(v):6.1f} ms  min {min(v)}  max {max(v)}")
+        print(f"  {k:10} n={len(v):3} median {statistics.median(v):6.1f} ms  min {min(v):.1f}  max {max(v):.1f}")
 PY
 cat "$OUT/deps-vs-ldd-summary.txt"

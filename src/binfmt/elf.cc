@@ -771,6 +771,11 @@ Result<void> read_symbols(const ElfFile& f, const std::vector<Phdr>& phdrs, Lazy
 
 Result<std::optional<ElfSymbolTable>> ElfSymbolTable::read(ByteView bytes,
                                                            const std::string& name) {
+  return read(bytes, name, {});
+}
+
+Result<std::optional<ElfSymbolTable>> ElfSymbolTable::read(
+    ByteView bytes, const std::string& name, const std::function<void(ByteView)>& prefetch) {
   auto f = open_elf(bytes, name);
   if (!f) return std::unexpected(f.error());
   if (!*f) return std::optional<ElfSymbolTable>();
@@ -791,6 +796,10 @@ Result<std::optional<ElfSymbolTable>> ElfSymbolTable::read(ByteView bytes,
   s.entsize_ = (*loc)->entsize;
   s.is64_ = file.header().is64;
   s.big_ = file.header().big;
+  if (prefetch) {
+    prefetch(s.table_);
+    prefetch(s.strtab_);
+  }
   const Reader r(s.table_, s.is64_, s.big_);
   uint64_t name_bytes = 0;
   for (uint64_t i = 1; i < s.count_; ++i) {
@@ -826,6 +835,11 @@ Result<std::optional<ElfSymbolTable>> ElfSymbolTable::read(ByteView bytes,
         s.gnu_symoffset_ = symoffset;
         s.gnu_bloom_words_ = bloom;
         s.gnu_shift_ = shift;
+        if (prefetch) {
+          prefetch(s.gnu_bloom_);
+          prefetch(s.gnu_buckets_);
+          prefetch(s.gnu_chains_);
+        }
       }
     }
   }
@@ -944,9 +958,10 @@ std::vector<Region> readonly_regions(const ElfFile& f) {
       const Shdr& s = (*secs)[i];
       if (s.type == kShtNobits) continue;
       const std::string_view n = names[i];
-      // .lrodata: x86-64 large-model read-only data (present in cuDNN).
-      if (n == ".rodata" || n.starts_with(".rodata.") || n == ".lrodata" ||
-          n.starts_with(".lrodata.") || n == ".dynstr") {
+      // Not .lrodata: GCC and Clang put only objects larger than
+      // -mlarge-data-threshold (64 KiB by default) there, never a string literal,
+      // and cuDNN 9.19's heuristic library has 47 MB of tables in it.
+      if (n == ".rodata" || n.starts_with(".rodata.") || n == ".dynstr") {
         add(s.offset, s.size);
       }
     }

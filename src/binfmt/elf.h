@@ -92,6 +92,11 @@ class ElfSymbolTable {
   // nullopt: not an ELF file, or one without a dynamic symbol table. Error: the
   // tables are corrupt (the message names the structure).
   static Result<std::optional<ElfSymbolTable>> read(ByteView bytes, const std::string& name);
+  // As read(); `prefetch` is first called with each table about to be scanned or
+  // looked up (the symbols, their names, the hash table), so that a mapping can
+  // populate them in one call instead of faulting them in page by page.
+  static Result<std::optional<ElfSymbolTable>> read(ByteView bytes, const std::string& name,
+                                                    const std::function<void(ByteView)>& prefetch);
 
   // Undefined GLOBAL/WEAK symbols, in table order.
   const std::vector<Import>& imports() const { return imports_; }
@@ -129,7 +134,7 @@ Result<std::optional<ElfInfo>> parse_elf_header(ByteView bytes, const std::strin
 // Scans the read-only data of an ELF for NUL-terminated strings that start with
 // `prefix` (e.g. "libcublasLt.so.") and returns the distinct ones found, in
 // file order. Used for libraries loaded with dlopen by name (cuDNN 9 -> cuBLASLt).
-// Read-only data = sections .rodata, .rodata.*, .lrodata, .lrodata.* and .dynstr
+// Read-only data = sections .rodata, .rodata.* and .dynstr (not .lrodata: see elf.cc)
 // when section headers exist, else the PT_LOAD segments that are neither
 // writable nor executable. A match inside a longer string yields the text from
 // the prefix to the NUL; only printable-ASCII results are returned. Not-ELF or

@@ -697,6 +697,31 @@ TEST(ElfOnDisk, CompiledLibraryWithRunpath) {
   std::filesystem::remove_all(std::filesystem::path(*lib).parent_path());
 }
 
+#if defined(__x86_64__)
+// Large-model data: under -mcmodel=medium the compiler puts objects over 64 KiB
+// in .lrodata, and string literals (a dlopen name) stay in .rodata, which is why
+// the search leaves .lrodata out (cuDNN's heuristic library: 47 MB of tables).
+TEST(ElfOnDisk, StringLiteralsOfTheMediumModelStayInRodata) {
+  if (!std::filesystem::exists(DLENV_CXX_COMPILER)) GTEST_SKIP() << "no compiler";
+  const auto dir = test_tmp("medium");
+  const auto src = dir / "m.cc";
+  const auto lib = dir / "libm1.so";
+  std::ofstream(src) << "extern \"C\" const char big[200000] = \"libcublasLt.so.77\";\n"
+                        "extern \"C\" const char* dlenv_lt(int i) {\n"
+                        "  return i ? big : \"libcublasLt.so.42\"; }\n";
+  const std::string cmd = std::string(DLENV_CXX_COMPILER) + " -shared -fPIC -mcmodel=medium -o " +
+                          lib.string() + " " + src.string() + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  MappedFile f(lib.string());
+  ASSERT_TRUE(f.ok());
+  const std::string bytes(reinterpret_cast<const char*>(f.view().data()), f.view().size());
+  ASSERT_NE(bytes.find("libcublasLt.so.77"), std::string::npos);
+  ASSERT_NE(bytes.find(".lrodata"), std::string::npos);  // the big array went there
+  EXPECT_THAT(elf_find_strings(f.view(), "libcublasLt.so."), ElementsAre("libcublasLt.so.42"));
+  std::filesystem::remove_all(dir);
+}
+#endif
+
 TEST(ElfOnDisk, CompiledLibraryWithRpath) {
   auto lib = build_shared_lib("rpath", "--disable-new-dtags");
   if (!lib) GTEST_SKIP() << "compiler " << DLENV_CXX_COMPILER << " not found";

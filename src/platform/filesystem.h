@@ -39,6 +39,9 @@ class MappedFile {
  public:
   virtual ~MappedFile() = default;
   virtual ByteView bytes() const = 0;
+  // Asks for `part` (a view into bytes()) to be read in now, in one call rather
+  // than page by page on first touch; a hint: it may do nothing.
+  virtual void prefetch(ByteView part) const { (void)part; }
 };
 
 // One open file for many reads at offsets (FileSystem::open_reader).

@@ -245,6 +245,8 @@ class Modeler {
     const auto walked = Clock::now();
     tree_.timing_ms["walk"] = ms_between(start, walked) - scan_wait_ms_;
     tree_.timing_ms["companion_scan_wait"] = scan_wait_ms_;
+    tree_.timing_ms["walk_search"] = search_ms_;  // parts of "walk"
+    tree_.timing_ms["walk_open"] = open_ms_;
     if (s_.symbols) check_symbols();
     const auto symbols = Clock::now();
     tree_.timing_ms["symbols"] = ms_between(walked, symbols);
@@ -297,9 +299,11 @@ class Modeler {
 
   struct Parsed {
     ElfInfo info;
-    // The mapping stays alive for the symbol table's views into it.
-    std::shared_ptr<MappedFile> mapped;
-    std::optional<ElfSymbolTable> symbols;
+  };
+  struct TableRead {
+    std::shared_ptr<MappedFile> mapped;  // alive for the table's views into it
+    std::optional<ElfSymbolTable> table;
+    std::string error;  // the dynamic symbol table is corrupt
   };
 
   // Starts the scan of a cuDNN library's read-only data for the cuBLASLt/NVRTC
@@ -343,15 +347,23 @@ class Modeler {
     auto e = parse_elf((*m)->bytes(), path, ElfParseOptions{.versions = s_.symbols});
     if (!e) return std::unexpected(e.error());
     if (!*e) return fail(fmt::format("{}: not an ELF file", path));
-    Parsed p{std::move(**e), {}, {}};
+    Parsed p{std::move(**e)};
     std::shared_ptr<MappedFile> mapped(std::move(*m));
     if (s_.symbols) {
-      auto t = ElfSymbolTable::read(mapped->bytes(), path);
-      if (!t) return std::unexpected(t.error());
-      if (*t) {
-        p.symbols = std::move(**t);
-        p.mapped = mapped;
-      }
+      // Read on the pool while the walk goes on: the imports of libtorch_cpu.so
+      // and libtorch_cuda.so are tens of thousands of entries to page in.
+      tables_.emplace(index, pool_.submit([mapped, path] {
+        TableRead r;
+        auto t = ElfSymbolTable::read(mapped->bytes(), path,
+                                      [&m = *mapped](ByteView part) { m.prefetch(part); });
+        if (!t) {
+          r.error = t.error().message;
+        } else if (*t) {
+          r.table = std::move(**t);
+          r.mapped = mapped;
+        }
+        return r;
+      }));
     }
     const std::string base = path_basename(path);
     if (index >= 0 && s_.companions && s_.companion_strings && base.starts_with("libcudnn")) {
@@ -464,6 +476,20 @@ class Modeler {
     return it->second;
   }
 
+  // The names in a directory, read once per walk; nullptr when it cannot be read.
+  const std::unordered_set<std::string>* listing(const std::string& dir) {
+    auto it = listings_.find(dir);
+    if (it == listings_.end()) {
+      std::optional<std::unordered_set<std::string>> names;
+      if (auto entries = fs_.list_dir(dir)) {
+        names.emplace();
+        for (auto& e : *entries) names->insert(std::move(e.name));
+      }
+      it = listings_.emplace(dir, std::move(names)).first;
+    }
+    return it->second ? &*it->second : nullptr;
+  }
+
   void accept(int i, Parsed p) {
     auto& o = tree_.objects[static_cast<size_t>(i)];
     if (o.path) {
@@ -471,9 +497,6 @@ class Modeler {
       o.version = version_from_file_name(path_basename(o.real_path));
     }
     o.elf = std::move(p.info);
-    if (p.symbols) {
-      symbols_.insert_or_assign(i, std::pair(std::move(p.mapped), std::move(*p.symbols)));
-    }
     if (o.elf->soname) loaded_[*o.elf->soname] = i;
     loaded_[o.name] = i;
     if (o.path) loaded_[*o.path] = i;
@@ -535,12 +558,20 @@ class Modeler {
   }
 
   // Files to try for `name` in `dir`: glibc-hwcaps subdirectories first.
-  std::vector<std::string> files_in(const std::string& dir, const std::string& name) {
+  // `listed`: for the directories of RPATH/LD_LIBRARY_PATH/RUNPATH, which each
+  // library of a walk is looked for in, the directory is read once and a name it
+  // lacks is not stat'ed (a pip layout: six RPATH directories times ~40 names).
+  // Default directories (thousands of entries, rarely reached) are stat'ed.
+  std::vector<std::string> files_in(const std::string& dir, const std::string& name,
+                                    bool listed = false) {
     std::vector<std::string> out;
     if (!dir_exists(dir)) return out;
     for (const auto& h : s_.hwcaps) {
       const std::string sub = path_join(dir, "glibc-hwcaps/" + h);
       if (dir_exists(sub)) out.push_back(path_join(sub, name));
+    }
+    if (listed) {
+      if (const auto* names = listing(dir); names && !names->contains(name)) return out;
     }
     out.push_back(path_join(dir, name));
     return out;
@@ -579,7 +610,9 @@ class Modeler {
     } else {
       for (const auto& d : search_list(requester)) {
         o.searched.push_back(d.dir + "  (" + d.detail + ")");
-        for (const auto& f : files_in(d.dir, o.name)) consider(o, f, d.rule, d.detail, seen_real);
+        for (const auto& f : files_in(d.dir, o.name, /*listed=*/true)) {
+          consider(o, f, d.rule, d.detail, seen_real);
+        }
       }
       if (s_.cache) {
         o.searched.push_back("/etc/ld.so.cache");
@@ -654,10 +687,14 @@ class Modeler {
       o.rule_detail = "already loaded as " + display(it->second);
       return;
     }
+    const auto t0 = Clock::now();
     search(i, requester);
+    const auto t1 = Clock::now();
+    search_ms_ += ms_between(t0, t1);
     auto& o2 = tree_.objects[static_cast<size_t>(i)];
     if (!o2.path) return;
     auto p = open_elf(*o2.path, i);
+    open_ms_ += ms_between(t1, Clock::now());
     if (!p) {
       o2.problem = p.error().message;
       o2.severity = LoadSeverity::error;
@@ -667,6 +704,16 @@ class Modeler {
   }
 
   void check_symbols() {
+    const auto t0 = Clock::now();
+    for (auto& [i, future] : tables_) {
+      TableRead r = future.get();
+      auto& o = tree_.objects[static_cast<size_t>(i)];
+      if (!r.error.empty()) add_problem(o, r.error);
+      if (r.table)
+        symbols_.insert_or_assign(i, std::pair(std::move(r.mapped), std::move(*r.table)));
+    }
+    tables_.clear();
+    tree_.timing_ms["symbols_tables_wait"] = ms_between(t0, Clock::now());
     std::map<std::string, const ElfInfo*> by_soname;
     std::vector<const ElfSymbolTable*> providers;
     bool all_found = true;
@@ -686,18 +733,30 @@ class Modeler {
     // object's imports are checked on a worker thread (the tables are read-only);
     // libtorch_cuda.so alone imports tens of thousands.
     if (all_found) {
-      std::vector<int> work;
+      // Work items of at most kChunk imports, so that libtorch_cuda.so's tens of
+      // thousands spread over every thread; each item's misses are kept apart and
+      // joined in table order.
+      constexpr size_t kChunk = 2048;
+      struct Item {
+        int object;
+        size_t begin, end;
+        std::vector<std::string> missing;
+      };
+      std::vector<Item> work;
       for (const auto& [i, table] : symbols_) {
         const auto& o = tree_.objects[static_cast<size_t>(i)];
-        if (o.elf && o.same_as == -1 && !table.second.imports().empty()) work.push_back(i);
+        if (!o.elf || o.same_as != -1) continue;
+        const size_t n = table.second.imports().size();
+        for (size_t b = 0; b < n; b += kChunk) work.push_back({i, b, std::min(n, b + kChunk), {}});
       }
       std::atomic<size_t> next{0};
       auto worker = [&] {
         for (size_t w = next++; w < work.size(); w = next++) {
-          const int i = work[w];
-          auto& o = tree_.objects[static_cast<size_t>(i)];
+          Item& item = work[w];
+          const auto& imports = symbols_.at(item.object).second.imports();
           size_t last = 0;  // imports come in runs from one library: try the last hit first
-          for (const auto& imp : symbols_.at(i).second.imports()) {
+          for (size_t m = item.begin; m < item.end; ++m) {
+            const auto& imp = imports[m];
             if (imp.weak) continue;
             bool found = !providers.empty() && providers[last]->defines(imp.name);
             for (size_t k = 0; k < providers.size() && !found; ++k) {
@@ -706,16 +765,20 @@ class Modeler {
                 last = k;
               }
             }
-            if (!found) o.missing_symbols.emplace_back(imp.name);
+            if (!found) item.missing.emplace_back(imp.name);
           }
         }
       };
-      const size_t threads =
-          std::min<size_t>(work.size(), std::max(1u, std::thread::hardware_concurrency()));
+      const size_t threads = std::min<size_t>(work.size(), TaskPool::size());
       std::vector<std::thread> pool;
       for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
       worker();
       for (auto& t : pool) t.join();
+      for (auto& item : work) {
+        auto& miss = tree_.objects[static_cast<size_t>(item.object)].missing_symbols;
+        miss.insert(miss.end(), std::make_move_iterator(item.missing.begin()),
+                    std::make_move_iterator(item.missing.end()));
+      }
     }
     for (size_t i = 0; i < tree_.objects.size(); ++i) {
       auto& o = tree_.objects[i];
@@ -798,7 +861,11 @@ class Modeler {
   std::map<int, RodataScan> scans_;  // started, not yet read, by object
   std::unordered_map<std::string, std::string> real_paths_, real_dirs_;
   std::unordered_map<std::string, bool> dir_exists_;
-  double scan_wait_ms_ = 0;  // time the walk waited for the read-only data scans
+  std::unordered_map<std::string, std::optional<std::unordered_set<std::string>>> listings_;
+  double scan_wait_ms_ = 0;
+  double search_ms_ = 0, open_ms_ = 0;  // parts of the walk: search lists, map + parse  // time the
+                                        // walk waited for the read-only data scans
+  std::map<int, std::future<TableRead>> tables_;  // being read, by object
   std::map<int, std::pair<std::shared_ptr<MappedFile>, ElfSymbolTable>> symbols_;
   bool libcuda_added_ = false;
   TaskPool pool_;  // last: destroyed (joined) first
