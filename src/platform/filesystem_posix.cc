@@ -167,44 +167,47 @@ class PosixFileSystemBase : public FileSystem {
 
   Result<size_t> read_at(std::string_view path, uint64_t offset,
                          std::span<char> buffer) const override {
+    auto fd = open_file(path, "read", nullptr);
+    if (!fd) return std::unexpected(fd.error());
+    return FdReader(std::move(*fd), describe(path)).read_at(offset, buffer);
+  }
+
+  // The file opened for reading ("cannot <verb> PATH: why" on failure). With `st`,
+  // also fstat'ed into it, and a directory refused.
+  Result<Fd> open_file(std::string_view path, const char* verb, struct stat* st) const {
+    auto fail_with = [&](int e) {
+      return fail(std::string("cannot ") + verb + " " + describe(path) + ": " + errno_text(e));
+    };
     auto host = resolve_host(path, /*follow_last=*/true);
-    if (!host) return fail("cannot read " + describe(path) + ": " + errno_text(host.error()));
+    if (!host) return fail_with(host.error());
     Fd fd(::open(host->c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd.get() < 0) return fail("cannot read " + describe(path) + ": " + errno_text(errno));
-    return FdReader(std::move(fd), describe(path)).read_at(offset, buffer);
+    if (fd.get() < 0) return fail_with(errno);
+    if (st) {
+      if (::fstat(fd.get(), st) != 0) return fail_with(errno);
+      if (S_ISDIR(st->st_mode)) return fail_with(EISDIR);
+    }
+    return fd;
   }
 
   Result<std::unique_ptr<FileReader>> open_reader(std::string_view path) const override {
-    auto host = resolve_host(path, /*follow_last=*/true);
-    if (!host) return fail("cannot read " + describe(path) + ": " + errno_text(host.error()));
-    Fd fd(::open(host->c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd.get() < 0) return fail("cannot read " + describe(path) + ": " + errno_text(errno));
     struct stat st {};
-    if (::fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode)) {
-      return fail("cannot read " + describe(path) + ": " + errno_text(EISDIR));
-    }
-    return std::unique_ptr<FileReader>(std::make_unique<FdReader>(std::move(fd), describe(path)));
+    auto fd = open_file(path, "read", &st);
+    if (!fd) return std::unexpected(fd.error());
+    return std::unique_ptr<FileReader>(std::make_unique<FdReader>(std::move(*fd), describe(path)));
   }
 
   Result<std::unique_ptr<MappedFile>> map_file(std::string_view path) const override {
-    auto host = resolve_host(path, /*follow_last=*/true);
-    if (!host) return fail("cannot map " + describe(path) + ": " + errno_text(host.error()));
-    Fd fd(::open(host->c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd.get() < 0) return fail("cannot map " + describe(path) + ": " + errno_text(errno));
     struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) {
-      return fail("cannot map " + describe(path) + ": " + errno_text(errno));
-    }
-    if (S_ISDIR(st.st_mode))
-      return fail("cannot map " + describe(path) + ": " + errno_text(EISDIR));
+    auto fd = open_file(path, "map", &st);
+    if (!fd) return std::unexpected(fd.error());
     const size_t size = static_cast<size_t>(st.st_size);
     if (S_ISREG(st.st_mode) && size > 0) {
-      void* addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+      void* addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd->get(), 0);
       if (addr != MAP_FAILED) return std::unique_ptr<MappedFile>(new MmapFile(addr, size));
     }
     // Empty, unsized (/proc) or unmappable files: read them instead.
     size_t limit = size > 0 ? size : kMaxUnsizedRead;
-    auto data = read_all(fd.get(), limit, size);
+    auto data = read_all(fd->get(), limit, size);
     if (!data) {
       if (data.error() == EFBIG) return fail(too_big(path, std::nullopt, limit));
       return fail("cannot map " + describe(path) + ": " + errno_text(data.error()));
