@@ -987,13 +987,16 @@ std::vector<Region> readonly_regions(const ElfFile& f) {
   return merged;
 }
 
-// First occurrence of `needle` in [data, data + size), or nullptr.
+// First occurrence of `needle` in [data, data + size), or nullptr. glibc's memmem
+// is about 4x faster than Boyer-Moore-Horspool on cuDNN's read-only data (3 vs
+// 13 ms for 49 MB, measured on the build machine); elsewhere (Windows) BMH.
 const void* memmem_portable(const char* data, size_t size, const std::string& needle) {
 #if defined(__GLIBC__)
   return memmem(data, size, needle.data(), needle.size());
 #else
   const char* end = data + size;
-  const char* hit = std::search(data, end, needle.begin(), needle.end());
+  const char* hit =
+      std::search(data, end, std::boyer_moore_horspool_searcher(needle.begin(), needle.end()));
   return hit == end ? nullptr : hit;
 #endif
 }
@@ -1056,20 +1059,10 @@ std::vector<std::string> elf_find_strings(ByteView bytes, const std::string& pre
   auto f = open_elf(bytes, "");
   if (!f || !*f) return out;
   std::unordered_set<std::string_view> seen;
-#if defined(__GLIBC__)
-  // glibc's memmem is about 4x faster than the searcher below on cuDNN's 49 MB
-  // of heuristic tables (3 vs 13 ms, measured on the build machine).
   auto find = [&prefix](const char* from, const char* to) {
-    const void* p = memmem(from, static_cast<size_t>(to - from), prefix.data(), prefix.size());
+    const void* p = memmem_portable(from, static_cast<size_t>(to - from), prefix);
     return p ? static_cast<const char*>(p) : to;
   };
-#else
-  // Portable (no memmem on Windows).
-  const std::boyer_moore_horspool_searcher searcher(prefix.begin(), prefix.end());
-  auto find = [&searcher](const char* from, const char* to) {
-    return std::search(from, to, searcher);
-  };
-#endif
   for (const Region& r : readonly_regions(**f)) {
     const char* base = reinterpret_cast<const char*>(bytes.data() + r.offset);
     const size_t size = static_cast<size_t>(r.size);

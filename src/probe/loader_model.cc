@@ -35,9 +35,9 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-// Worker threads for the read-only data scans, started by the first task and
-// joined when the pool goes (tasks not yet started then are dropped: their
-// futures report a broken promise, and nobody waits on them).
+// Worker threads for one walk (the cuDNN string scans, the symbol tables, the
+// symbol check), started by the first task and joined when the pool goes (tasks not yet started
+// then are dropped: their futures report a broken promise, and nobody waits on them).
 class TaskPool {
  public:
   TaskPool() = default;
@@ -165,11 +165,11 @@ class Modeler {
       root.rule = SearchRule::path;
       root.rule_detail = "given on the command line";
     }
-    auto mapped = root.path ? open_elf(*root.path, 0) : Result<Parsed>(fail(""));
+    auto mapped = root.path ? open_elf(*root.path, 0) : Result<ElfInfo>(fail(""));
     if (root.path && !mapped) return std::unexpected(mapped.error());
     if (root.path) {
-      cls_is64_ = mapped->info.is_64;
-      machine_ = mapped->info.machine;
+      cls_is64_ = mapped->is_64;
+      machine_ = mapped->machine;
     } else {
 #if defined(__x86_64__)
       cls_is64_ = true, machine_ = 62;
@@ -297,9 +297,6 @@ class Modeler {
     std::vector<std::future<Found>> parts_;
   };
 
-  struct Parsed {
-    ElfInfo info;
-  };
   struct TableRead {
     std::shared_ptr<MappedFile> mapped;  // alive for the table's views into it
     std::optional<ElfSymbolTable> table;
@@ -307,10 +304,9 @@ class Modeler {
   };
 
   // Starts the scan of a cuDNN library's read-only data for the cuBLASLt/NVRTC
-  // sonames it dlopens (cuDNN 9.19's heuristic library alone has 49 MB of it).
-  // The data is read through the file system in windows (see
-  // elf_find_strings_read), not faulted in from the mapping, which only supplies
-  // the headers; spans of it are searched on the pool's threads.
+  // sonames it dlopens (megabytes per sub-library). The data is read through the file system in
+  // windows (see elf_find_strings_read), not faulted in from the mapping, which only supplies the
+  // headers; spans of it are searched on the pool's threads.
   RodataScan start_scan(const std::string& path, const std::shared_ptr<MappedFile>& mapped) {
     constexpr uint64_t kMinSpan = uint64_t{1} << 20;
     constexpr size_t kPerSpan = 16;  // results per span before the merge cuts them
@@ -339,7 +335,9 @@ class Modeler {
     return scan;
   }
 
-  Result<Parsed> open_elf(const std::string& path, int index) {
+  // Maps and parses object `index`'s file; starts its symbol table read and, for
+  // cuDNN, its string scan.
+  Result<ElfInfo> open_elf(const std::string& path, int index) {
     auto m = fs_.map_file(path);
     if (!m) return fail(fmt::format("{}: cannot read: {}", path, m.error().message));
     // Symbols are looked up in place (ElfSymbolTable), never copied: libtorch_cpu.so
@@ -347,7 +345,6 @@ class Modeler {
     auto e = parse_elf((*m)->bytes(), path, ElfParseOptions{.versions = s_.symbols});
     if (!e) return std::unexpected(e.error());
     if (!*e) return fail(fmt::format("{}: not an ELF file", path));
-    Parsed p{std::move(**e)};
     std::shared_ptr<MappedFile> mapped(std::move(*m));
     if (s_.symbols) {
       // Read on the pool while the walk goes on: the imports of libtorch_cpu.so
@@ -366,10 +363,10 @@ class Modeler {
       }));
     }
     const std::string base = path_basename(path);
-    if (index >= 0 && s_.companions && s_.companion_strings && base.starts_with("libcudnn")) {
+    if (s_.companions && s_.companion_strings && base.starts_with("libcudnn")) {
       scans_.emplace(index, start_scan(path, mapped));
     }
-    return p;
+    return std::move(**e);
   }
 
   void init_defaults() {
@@ -490,13 +487,13 @@ class Modeler {
     return it->second ? &*it->second : nullptr;
   }
 
-  void accept(int i, Parsed p) {
+  void accept(int i, ElfInfo info) {
     auto& o = tree_.objects[static_cast<size_t>(i)];
     if (o.path) {
       o.real_path = real_of(*o.path);
       o.version = version_from_file_name(path_basename(o.real_path));
     }
-    o.elf = std::move(p.info);
+    o.elf = std::move(info);
     if (o.elf->soname) loaded_[*o.elf->soname] = i;
     loaded_[o.name] = i;
     if (o.path) loaded_[*o.path] = i;
@@ -729,13 +726,11 @@ class Modeler {
       if (o.elf->soname) by_soname[*o.elf->soname] = &*o.elf;
       by_soname[o.name] = &*o.elf;
     }
-    // Undefined symbols: meaningful only when every dependency was found. Each
-    // object's imports are checked on a worker thread (the tables are read-only);
-    // libtorch_cuda.so alone imports tens of thousands.
+    // Undefined symbols: meaningful only when every dependency was found. The
+    // imports are checked in items of at most kChunk on the pool's threads (the
+    // tables are read-only), so that libtorch_cuda.so's tens of thousands spread
+    // over all of them; each item's misses are kept apart and joined in table order.
     if (all_found) {
-      // Work items of at most kChunk imports, so that libtorch_cuda.so's tens of
-      // thousands spread over every thread; each item's misses are kept apart and
-      // joined in table order.
       constexpr size_t kChunk = 2048;
       struct Item {
         int object;
@@ -769,11 +764,12 @@ class Modeler {
           }
         }
       };
-      const size_t threads = std::min<size_t>(work.size(), TaskPool::size());
-      std::vector<std::thread> pool;
-      for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+      const size_t helpers =
+          std::min<size_t>(work.size(), TaskPool::size()) - (work.empty() ? 0 : 1);
+      std::vector<std::future<void>> done;
+      for (size_t t = 0; t < helpers; ++t) done.push_back(pool_.submit(worker));
       worker();
-      for (auto& t : pool) t.join();
+      for (auto& d : done) d.get();
       for (auto& item : work) {
         auto& miss = tree_.objects[static_cast<size_t>(item.object)].missing_symbols;
         miss.insert(miss.end(), std::make_move_iterator(item.missing.begin()),
@@ -862,9 +858,8 @@ class Modeler {
   std::unordered_map<std::string, std::string> real_paths_, real_dirs_;
   std::unordered_map<std::string, bool> dir_exists_;
   std::unordered_map<std::string, std::optional<std::unordered_set<std::string>>> listings_;
-  double scan_wait_ms_ = 0;
-  double search_ms_ = 0, open_ms_ = 0;  // parts of the walk: search lists, map + parse  // time the
-                                        // walk waited for the read-only data scans
+  double scan_wait_ms_ = 0;                       // waiting, after the walk, for the string scans
+  double search_ms_ = 0, open_ms_ = 0;            // parts of the walk: search lists, map + parse
   std::map<int, std::future<TableRead>> tables_;  // being read, by object
   std::map<int, std::pair<std::shared_ptr<MappedFile>, ElfSymbolTable>> symbols_;
   bool libcuda_added_ = false;
