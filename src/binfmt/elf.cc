@@ -885,9 +885,13 @@ bool ElfSymbolTable::defined_at(uint64_t index, std::string_view name) const {
   return n && *n == name;
 }
 
-bool ElfSymbolTable::gnu_lookup(std::string_view name) const {
+uint32_t ElfSymbolTable::gnu_hash(std::string_view name) {
   uint32_t h = 5381;  // dl_new_hash
   for (unsigned char c : name) h = h * 33 + c;
+  return h;
+}
+
+bool ElfSymbolTable::gnu_lookup(std::string_view name, uint32_t h) const {
   const Reader br(gnu_bloom_, is64_, big_);
   const uint32_t bits = is64_ ? 64 : 32;
   const uint64_t w = (h / bits) % gnu_bloom_words_;
@@ -929,8 +933,12 @@ bool ElfSymbolTable::sysv_lookup(std::string_view name) const {
 }
 
 bool ElfSymbolTable::defines(std::string_view name) const {
+  return defines(name, gnu_nbuckets_ > 0 ? gnu_hash(name) : 0);
+}
+
+bool ElfSymbolTable::defines(std::string_view name, uint32_t hash) const {
   if (name.empty()) return false;
-  if (gnu_nbuckets_ > 0) return gnu_lookup(name);
+  if (gnu_nbuckets_ > 0) return gnu_lookup(name, hash);
   if (sysv_nbucket_ > 0) return sysv_lookup(name);
   if (!linear_) return false;
   return linear_->count(name) > 0;
@@ -1054,43 +1062,58 @@ Result<std::optional<ElfInfo>> parse_elf_header(ByteView bytes, const std::strin
 
 std::vector<std::string> elf_find_strings(ByteView bytes, const std::string& prefix,
                                           size_t max_results) {
-  std::vector<std::string> out;
-  if (prefix.empty() || max_results == 0) return out;
+  return std::move(elf_find_strings(bytes, std::vector<std::string>{prefix}, max_results)[0]);
+}
+
+std::vector<std::vector<std::string>> elf_find_strings(ByteView bytes,
+                                                       const std::vector<std::string>& prefixes,
+                                                       size_t max_results, ElfSpan span) {
+  std::vector<std::vector<std::string>> out(prefixes.size());
+  if (max_results == 0) return out;
   auto f = open_elf(bytes, "");
   if (!f || !*f) return out;
-  std::unordered_set<std::string_view> seen;
-  auto find = [&prefix](const char* from, const char* to) {
-    const void* p = memmem_portable(from, static_cast<size_t>(to - from), prefix);
-    return p ? static_cast<const char*>(p) : to;
-  };
-  for (const Region& r : readonly_regions(**f)) {
-    const char* base = reinterpret_cast<const char*>(bytes.data() + r.offset);
-    const size_t size = static_cast<size_t>(r.size);
-    size_t pos = 0;
-    // Position of the first NUL at or after the last hit, so that each byte is
-    // scanned for a NUL at most once however many hits share a string.
-    size_t nul = 0;
-    bool nul_valid = false;
-    while (pos < size) {
-      const char* const end = base + size;
-      const char* hit = find(base + pos, end);
-      if (hit == end) break;
-      const size_t start = static_cast<size_t>(static_cast<const char*>(hit) - base);
-      if (!nul_valid || nul < start) {
-        const void* p = std::memchr(base + start, 0, size - start);
-        if (!p) break;  // no terminator in the rest of the region
-        nul = static_cast<size_t>(static_cast<const char*>(p) - base);
-        nul_valid = true;
+  const auto regions = readonly_regions(**f);
+  for (size_t k = 0; k < prefixes.size(); ++k) {
+    const std::string& prefix = prefixes[k];
+    if (prefix.empty()) continue;
+    std::unordered_set<std::string_view> seen;
+    for (const Region& r : regions) {
+      const char* base = reinterpret_cast<const char*>(bytes.data() + r.offset);
+      const size_t size = static_cast<size_t>(r.size);
+      // Strings starting in [first, last) of this region; a match needs its whole
+      // prefix, so the search stops prefix.size() - 1 bytes past `last`.
+      const uint64_t first = span.begin > r.offset ? span.begin - r.offset : 0;
+      const uint64_t last = span.end >= r.offset + r.size ? r.size
+                            : span.end > r.offset         ? span.end - r.offset
+                                                          : 0;
+      if (first >= last) continue;
+      const size_t stop = static_cast<size_t>(std::min<uint64_t>(size, last + prefix.size() - 1));
+      size_t pos = static_cast<size_t>(first);
+      // Position of the first NUL at or after the last hit, so that each byte is
+      // scanned for a NUL at most once however many hits share a string.
+      size_t nul = 0;
+      bool nul_valid = false;
+      while (pos < stop) {
+        const void* hit = memmem_portable(base + pos, stop - pos, prefix);
+        if (!hit) break;
+        const size_t start = static_cast<size_t>(static_cast<const char*>(hit) - base);
+        if (!nul_valid || nul < start) {
+          const void* p = std::memchr(base + start, 0, size - start);
+          if (!p) break;  // no terminator in the rest of the region
+          nul = static_cast<size_t>(static_cast<const char*>(p) - base);
+          nul_valid = true;
+        }
+        const std::string_view s(base + start, nul - start);
+        if (s.size() > kMaxFoundString) {
+          pos = start + 1;  // too long; a match may start inside it
+          continue;
+        }
+        pos = nul + 1;
+        if (!printable(s) || !seen.insert(s).second) continue;
+        out[k].emplace_back(s);
+        if (out[k].size() >= max_results) break;
       }
-      const std::string_view s(base + start, nul - start);
-      if (s.size() > kMaxFoundString) {
-        pos = start + 1;
-        continue;
-      }
-      pos = nul + 1;
-      if (!printable(s) || !seen.insert(s).second) continue;
-      out.emplace_back(s);
-      if (out.size() >= max_results) return out;
+      if (out[k].size() >= max_results) break;
     }
   }
   return out;
@@ -1101,76 +1124,6 @@ std::vector<std::pair<uint64_t, uint64_t>> elf_readonly_ranges(ByteView file) {
   auto f = open_elf(file, "");
   if (!f || !*f) return out;
   for (const Region& r : readonly_regions(**f)) out.emplace_back(r.offset, r.size);
-  return out;
-}
-
-std::vector<std::vector<std::string>> elf_find_strings_read(
-    ByteView file, const std::vector<std::string>& prefixes, size_t max_results,
-    const ElfReadAt& read_at, size_t window, ElfSpan span) {
-  std::vector<std::vector<std::string>> out(prefixes.size());
-  if (prefixes.empty() || max_results == 0 || window == 0) return out;
-  auto f = open_elf(file, "");
-  if (!f || !*f) return out;
-  // A string that starts in a window is whole in it plus this overlap, or longer
-  // than kMaxFoundString (skipped, as elf_find_strings does).
-  const size_t overlap = kMaxFoundString + 1;
-  // Not zero-filled: each read overwrites what is searched.
-  auto buf_storage = std::make_unique_for_overwrite<char[]>(window + overlap);
-  std::span<char> buf(buf_storage.get(), window + overlap);
-  std::vector<std::unordered_set<std::string>> seen(prefixes.size());
-  std::vector<bool> open_prefix(prefixes.size(), true);  // still searching (results < max)
-  for (size_t k = 0; k < prefixes.size(); ++k) open_prefix[k] = !prefixes[k].empty();
-  auto any_open = [&] {
-    return std::find(open_prefix.begin(), open_prefix.end(), true) != open_prefix.end();
-  };
-  for (const Region& r : readonly_regions(**f)) {
-    if (!any_open()) break;
-    // Starts searched in this region: [first, last) as offsets into it.
-    const uint64_t first = span.begin > r.offset ? span.begin - r.offset : 0;
-    const uint64_t last = span.end >= r.offset + r.size ? r.size
-                          : span.end > r.offset         ? span.end - r.offset
-                                                        : 0;
-    std::vector<bool> ended(prefixes.size(), false);  // no terminator in the rest of the region
-    for (uint64_t pos = first; pos < last && any_open(); pos += window) {
-      const size_t want = static_cast<size_t>(std::min<uint64_t>(window + overlap, r.size - pos));
-      const size_t got = std::min(want, read_at(r.offset + pos, std::span<char>(buf.data(), want)));
-      if (got == 0) break;
-      const bool region_end = pos + got >= r.size;
-      const size_t own = static_cast<size_t>(std::min<uint64_t>({window, got, last - pos}));
-      const char* base = buf.data();
-      for (size_t k = 0; k < prefixes.size(); ++k) {
-        if (!open_prefix[k] || ended[k]) continue;
-        const std::string& p = prefixes[k];
-        size_t at = 0;
-        while (at < own) {
-          const void* hit = memmem_portable(base + at, got - at, p);
-          if (!hit) break;
-          const size_t start = static_cast<size_t>(static_cast<const char*>(hit) - base);
-          if (start >= own) break;  // the next window starts there
-          const void* nul = std::memchr(base + start, 0, got - start);
-          if (!nul && region_end) {
-            ended[k] = true;  // as elf_find_strings: stop at an unterminated tail
-            break;
-          }
-          const size_t end = nul ? static_cast<size_t>(static_cast<const char*>(nul) - base) : got;
-          if (!nul || end - start > kMaxFoundString) {
-            at = start + 1;  // too long; a match may start inside it
-            continue;
-          }
-          at = end + 1;
-          const std::string_view s(base + start, end - start);
-          if (!printable(s)) continue;
-          if (!seen[k].insert(std::string(s)).second) continue;
-          out[k].emplace_back(s);
-          if (out[k].size() >= max_results) {
-            open_prefix[k] = false;
-            break;
-          }
-        }
-      }
-      if (got < want) break;  // the file ended early
-    }
-  }
   return out;
 }
 

@@ -102,6 +102,10 @@ class ElfSymbolTable {
   const std::vector<Import>& imports() const { return imports_; }
   // True when the file defines (exports) `name` in any version.
   bool defines(std::string_view name) const;
+  // As defines(name), given gnu_hash(name): one hash for a lookup in many tables.
+  bool defines(std::string_view name, uint32_t hash) const;
+  // The DT_GNU_HASH hash of a symbol name (dl_new_hash).
+  static uint32_t gnu_hash(std::string_view name);
   uint64_t symbol_count() const { return count_; }
   // "gnu", "sysv" or "none" (a linear index built when read). Lookups are
   // read-only: one table may serve several threads.
@@ -110,7 +114,7 @@ class ElfSymbolTable {
  private:
   ElfSymbolTable() = default;
   bool defined_at(uint64_t index, std::string_view name) const;
-  bool gnu_lookup(std::string_view name) const;
+  bool gnu_lookup(std::string_view name, uint32_t h) const;
   bool sysv_lookup(std::string_view name) const;
 
   ByteView table_, strtab_;
@@ -142,29 +146,21 @@ Result<std::optional<ElfInfo>> parse_elf_header(ByteView bytes, const std::strin
 std::vector<std::string> elf_find_strings(ByteView bytes, const std::string& prefix,
                                           size_t max_results = 16);
 
-// elf_find_strings for several prefixes over a file that is read rather than
-// searched in a mapping: `file` must hold the ELF and section headers (a mapping
-// of the whole file is fine: only those pages are touched) and `read_at(offset,
-// buffer)` fills `buffer` from the file, returning the count read (0 at its end
-// or on an error). The read-only data streams through one reused buffer of
-// `window` bytes, which on a VM is ~4x faster than first-touch page faults of
-// a 49 MB mapping. Result i is what elf_find_strings(file, prefixes[i],
-// max_results) gives.
-//
-// `span` limits the search to strings that start at file offsets in [begin, end)
-// (the text may run past `end`): callers split a large file into spans searched
-// in parallel; the spans' results in offset order, deduplicated and cut at
-// max_results, are the whole search's (one exception: a prefix that occurs
-// twice in one string, with a span boundary between, is also reported from its
-// second occurrence).
-using ElfReadAt = std::function<size_t(uint64_t offset, std::span<char> buffer)>;
+// elf_find_strings for several prefixes at once: result i is what
+// elf_find_strings(bytes, prefixes[i], max_results) gives, limited to strings that
+// start at file offsets in `span` [begin, end) (the text may run past `end`).
+// Callers split a large file into spans searched in parallel (each span's pages
+// populated first, see MappedFile::prefetch): the spans' results in offset order,
+// deduplicated and cut at max_results, are the whole search's (one exception: a
+// prefix that occurs twice in one string, with a span boundary between, is also
+// reported from its second occurrence).
 struct ElfSpan {
   uint64_t begin = 0;
   uint64_t end = UINT64_MAX;
 };
-std::vector<std::vector<std::string>> elf_find_strings_read(
-    ByteView file, const std::vector<std::string>& prefixes, size_t max_results,
-    const ElfReadAt& read_at, size_t window = size_t{1} << 20, ElfSpan span = {});
+std::vector<std::vector<std::string>> elf_find_strings(ByteView bytes,
+                                                       const std::vector<std::string>& prefixes,
+                                                       size_t max_results, ElfSpan span = {});
 
 // The read-only data elf_find_strings searches, as (file offset, size) ranges in
 // offset order; empty for a file that is not ELF or is corrupt.

@@ -27,6 +27,7 @@ using testbuild::build_elf;
 using testbuild::ElfSpec;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsSupersetOf;
 using ::testing::StartsWith;
 
 ByteView view(const std::vector<uint8_t>& v) {
@@ -286,6 +287,10 @@ TEST_P(ElfVariants, SymbolTableLooksUpThroughEachHashTable) {
     EXPECT_FALSE(st.defines("cudnnGetVersio"));
     EXPECT_FALSE(st.defines("cudnnGetVersionX"));
     EXPECT_FALSE(st.defines(""));
+    // With the hash computed once by the caller, the same answers (any lookup method).
+    for (const char* n : {"cudnnGetVersion", "cudnnTable", "malloc", "cudnnGetVersionX"}) {
+      EXPECT_EQ(st.defines(n, ElfSymbolTable::gnu_hash(n)), st.defines(n)) << n;
+    }
     ASSERT_EQ(st.imports().size(), 2u);
     EXPECT_EQ(st.imports()[0].name, "malloc");
     EXPECT_FALSE(st.imports()[0].weak);
@@ -534,10 +539,10 @@ TEST(Elf, FindStringsRules) {
   EXPECT_TRUE(elf_find_strings(view(img.bytes), "libcublasLt.so.").empty());
 }
 
-// The streamed search gives what the mapped one gives, whatever the window size
-// (strings across window edges, a too-long string with a match inside it, an
-// unterminated tail, results capped per prefix).
-TEST(Elf, FindStringsReadMatchesTheMappedSearch) {
+// The several-prefix search gives, per prefix, what the one-prefix search gives
+// (strings next to each other, a too-long string with a match inside it, an
+// unterminated tail, results capped per prefix); spans of it merge to the whole.
+TEST(Elf, FindStringsForSeveralPrefixesAndSpans) {
   const std::string too_long = "libnvrtc.so." + std::string(5000, '9') + "libnvrtc.so.13";
   static const char kHead[] = "libcublasLt.so.12\0xlibcublasLt.so.13\0libnvrtc.so.12\0";
   static const char kTail[] = "\0libcublasLt.so.12\0libcublasLt.so.\x01\0";
@@ -550,27 +555,20 @@ TEST(Elf, FindStringsReadMatchesTheMappedSearch) {
     s.sections = sections;
     auto img = build_elf(s);
     const ByteView file = view(img.bytes);
-    auto read_at = [&](uint64_t off, std::span<char> buf) -> size_t {
-      if (off >= img.bytes.size()) return 0;
-      const size_t n = std::min<size_t>(buf.size(), img.bytes.size() - static_cast<size_t>(off));
-      std::memcpy(buf.data(), img.bytes.data() + off, n);
-      return n;
-    };
     const std::vector<std::string> prefixes = {"libcublasLt.so.", "libnvrtc.so."};
     for (size_t max : {size_t{1}, size_t{16}}) {
       const std::vector<std::vector<std::string>> want = {elf_find_strings(file, prefixes[0], max),
                                                           elf_find_strings(file, prefixes[1], max)};
       EXPECT_FALSE(want[1].empty());
-      for (size_t window : {1, 2, 3, 5, 7, 16, 64, 4096, 5001, 1 << 20}) {
-        SCOPED_TRACE(window);
-        EXPECT_EQ(elf_find_strings_read(file, prefixes, max, read_at, window), want);
-      }
+      EXPECT_EQ(elf_find_strings(file, prefixes, max), want);
     }
+    EXPECT_THAT(elf_find_strings(file, prefixes[1], 16),
+                IsSupersetOf({"libnvrtc.so.12", "libnvrtc.so.13"}));
     // Spans: every split of the read-only data, searched span by span and merged
     // in offset order, finds what the whole search finds.
     const auto ranges = elf_readonly_ranges(file);
     ASSERT_FALSE(ranges.empty());
-    const auto whole = elf_find_strings_read(file, prefixes, 16, read_at);
+    const auto whole = elf_find_strings(file, prefixes, 16);
     for (uint64_t step : {uint64_t{1}, uint64_t{2}, uint64_t{7}, uint64_t{100}, uint64_t{4097}}) {
       SCOPED_TRACE(step);
       std::vector<std::vector<std::string>> merged(prefixes.size());
@@ -578,7 +576,7 @@ TEST(Elf, FindStringsReadMatchesTheMappedSearch) {
       for (const auto& [offset, size] : ranges) {
         for (uint64_t at = offset; at < offset + size; at += step, ++spans) {
           const ElfSpan span{at, std::min(at + step, offset + size)};
-          auto part = elf_find_strings_read(file, prefixes, 16, read_at, 64, span);
+          auto part = elf_find_strings(file, prefixes, 16, span);
           for (size_t k = 0; k < prefixes.size(); ++k) {
             for (auto& str : part[k]) {
               if (std::find(merged[k].begin(), merged[k].end(), str) == merged[k].end()) {
@@ -595,20 +593,25 @@ TEST(Elf, FindStringsReadMatchesTheMappedSearch) {
     const std::string bytes(reinterpret_cast<const char*>(img.bytes.data()), img.bytes.size());
     const uint64_t head = bytes.find(std::string(kHead, sizeof(kHead) - 1));
     ASSERT_NE(head, std::string::npos);
-    auto first = elf_find_strings_read(file, prefixes, 16, read_at, 64, ElfSpan{head, head + 1});
+    auto first = elf_find_strings(file, prefixes, 16, ElfSpan{head, head + 1});
     EXPECT_THAT(first[0], ElementsAre("libcublasLt.so.12"));
     EXPECT_TRUE(first[1].empty());
-    auto after =
-        elf_find_strings_read(file, prefixes, 16, read_at, 64, ElfSpan{head + 1, head + 19});
+    auto after = elf_find_strings(file, prefixes, 16, ElfSpan{head + 1, head + 19});
     EXPECT_TRUE(after[0].empty());
     // A span outside the read-only data finds nothing.
-    auto outside = elf_find_strings_read(file, prefixes, 16, read_at, 64, ElfSpan{0, 1});
+    auto outside = elf_find_strings(file, prefixes, 16, ElfSpan{0, 1});
     EXPECT_TRUE(outside[0].empty() && outside[1].empty());
-    // A read error (0 bytes) gives no results rather than a crash.
-    auto none = elf_find_strings_read(file, prefixes, 4,
-                                      [](uint64_t, std::span<char>) { return size_t{0}; });
-    EXPECT_TRUE(none[0].empty() && none[1].empty());
+    // An empty prefix finds nothing; the others are still searched.
+    auto with_empty = elf_find_strings(file, {"", prefixes[1]}, 16);
+    EXPECT_TRUE(with_empty[0].empty());
+    EXPECT_EQ(with_empty[1], whole[1]);
   }
+}
+
+// dl_new_hash, as ld.so computes it ("printf": the value every GNU hash write-up uses).
+TEST(Elf, GnuHashOfASymbolName) {
+  EXPECT_EQ(ElfSymbolTable::gnu_hash(""), 5381u);
+  EXPECT_EQ(ElfSymbolTable::gnu_hash("printf"), 0x156b2bb8u);
 }
 
 TEST(Elf, MachineNames) {
@@ -763,16 +766,18 @@ TEST(ElfOnDisk, CudnnAdvFindsCublasLt) {
   std::cout << '\n';
   RecordProperty("elf_find_strings_ms", std::to_string(ms));
   EXPECT_THAT(found, ::testing::Contains("libcublasLt.so.13"));
-  // Streamed through read(), the same names.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  ASSERT_GE(fd, 0);
-  auto read_at = [fd](uint64_t off, std::span<char> buf) -> size_t {
-    const ssize_t n = ::pread(fd, buf.data(), buf.size(), static_cast<off_t>(off));
-    return n > 0 ? static_cast<size_t>(n) : 0;
-  };
-  auto streamed = elf_find_strings_read(f.view(), {"libcublasLt.so."}, 16, read_at);
-  ::close(fd);
-  EXPECT_EQ(streamed[0], elf_find_strings(f.view(), "libcublasLt.so."));
+  // Searched for two prefixes at once, in two spans, the same names.
+  const auto ranges = elf_readonly_ranges(f.view());
+  ASSERT_FALSE(ranges.empty());
+  const uint64_t mid = ranges.front().first + ranges.front().second / 2;
+  std::vector<std::string> merged;
+  for (const ElfSpan span : {ElfSpan{0, mid}, ElfSpan{mid, UINT64_MAX}}) {
+    const auto part = elf_find_strings(f.view(), {"libcublasLt.so.", "libnvrtc.so."}, 16, span);
+    for (const auto& s : part[0]) {
+      if (std::find(merged.begin(), merged.end(), s) == merged.end()) merged.push_back(s);
+    }
+  }
+  EXPECT_EQ(merged, found);
 }
 
 TEST(ElfOnDisk, DynamicSymbolsAndVersions) {

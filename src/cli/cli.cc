@@ -245,6 +245,9 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   deps->add_flag("--tree", deps_tree, "Tree view (the default)");
   deps->add_flag("--flat", deps_o.flat, "One line per object, in load order");
   deps->add_flag("--json", deps_o.json, "Machine-readable (schema dlenv.deps/1)");
+  deps->add_flag("--trace", deps_o.trace,
+                 "Linux model: add the walk's timeline (which thread searched, opened or "
+                 "scanned what, when)");
   deps->add_option("--root", deps_o.root, "Read every file under DIR as if it were /")
       ->type_name("DIR");
   deps->add_option("--env-file", deps_o.env_file, "KEY=VALUE lines (LD_LIBRARY_PATH)")

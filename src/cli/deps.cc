@@ -125,6 +125,14 @@ nlohmann::json tree_json(const std::string& target, const LoadTree& t, const Pat
   j["errors"] = t.errors;
   j["warnings"] = t.warnings;
   if (!t.timing_ms.empty()) j["timing_ms"] = t.timing_ms;
+  if (!t.trace.empty()) {
+    auto a = nlohmann::json::array();
+    for (const auto& s : t.trace) {
+      a.push_back(
+          {{"what", s.what}, {"thread", s.thread}, {"start_ms", s.start_ms}, {"end_ms", s.end_ms}});
+    }
+    j["trace"] = std::move(a);
+  }
   auto objs = nlohmann::json::array();
   for (size_t i = 0; i < t.objects.size(); ++i) {
     const auto& o = t.objects[i];
@@ -268,6 +276,10 @@ int render(const std::string& target, const LoadTree& t, bool flat, bool json, s
         for (const auto& s : o.searched) out << "        " << s << "\n";
       }
     }
+    if (!t.trace.empty()) out << "\ntrace (ms from the walk's start, thread, work):\n";
+    for (const auto& s : t.trace) {
+      out << fmt::format("  {:8.3f} {:8.3f}  t{:<2} {}\n", s.start_ms, s.end_ms, s.thread, s.what);
+    }
   }
   return t.errors > 0 ? kExitFindings : kExitOk;
 }
@@ -371,6 +383,7 @@ int run_deps(const DepsOptions& o, std::ostream& out, std::ostream& err) {
   } else {
     const auto t_config = Clock::now();
     auto settings = settings_for(*setup, !o.root.empty());
+    settings.trace = o.trace;
     const double config_ms = ms_since(t_config);
     tree = model_linux_load(*setup->fs, *setup->kb, o.target, settings);
     if (tree) tree->timing_ms["loader_config"] = config_ms;

@@ -44,14 +44,6 @@ class MappedFile {
   virtual void prefetch(ByteView part) const { (void)part; }
 };
 
-// One open file for many reads at offsets (FileSystem::open_reader).
-class FileReader {
- public:
-  virtual ~FileReader() = default;
-  // As FileSystem::read_at.
-  virtual Result<size_t> read_at(uint64_t offset, std::span<char> buffer) = 0;
-};
-
 class FileSystem {
  public:
   virtual ~FileSystem() = default;
@@ -61,16 +53,10 @@ class FileSystem {
                                         size_t max_bytes = 16u << 20) const = 0;
   virtual Result<std::unique_ptr<MappedFile>> map_file(std::string_view path) const = 0;
   // Reads up to buffer.size() bytes at `offset` into `buffer`; returns how many
-  // (fewer at the end of the file, 0 past it). For headers and for streaming
-  // large regions through one reused buffer without mapping the file: on a
-  // paravirtualised VM, first-touch page faults of a 49 MB mapping cost ~4x the
-  // read, and each munmap of a populated mapping a TLB flush.
+  // (fewer at the end of the file, 0 past it). For headers: a loader candidate is
+  // checked from its first 64 bytes, which costs less than mapping it.
   virtual Result<size_t> read_at(std::string_view path, uint64_t offset,
                                  std::span<char> buffer) const = 0;
-  // The file opened once for many read_at calls (streaming a large region: one
-  // open instead of one per window). Fails as read_at does for a missing or
-  // unreadable file. The default reader calls read_at each time.
-  virtual Result<std::unique_ptr<FileReader>> open_reader(std::string_view path) const;
   // Entries of a directory, sorted by name, without "." and "..".
   virtual Result<std::vector<DirEntry>> list_dir(std::string_view path) const = 0;
   // stat follows symlinks (inside the root); lstat does not.

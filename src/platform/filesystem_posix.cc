@@ -121,28 +121,6 @@ class BufferFile final : public MappedFile {
 
 // Shared implementation: a subclass only decides how a logical path becomes a
 // host path (and how it is canonicalised). `describe` names a path in errors.
-// pread at offsets of one open file (PosixFileSystemBase::open_reader).
-class FdReader final : public FileReader {
- public:
-  FdReader(Fd fd, std::string what) : fd_(std::move(fd)), what_(std::move(what)) {}
-  Result<size_t> read_at(uint64_t offset, std::span<char> buffer) override {
-    size_t got = 0;
-    while (got < buffer.size()) {
-      const ssize_t n = ::pread(fd_.get(), buffer.data() + got, buffer.size() - got,
-                                static_cast<off_t>(offset + got));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return fail("cannot read " + what_ + ": " + errno_text(errno));
-      if (n == 0) break;
-      got += static_cast<size_t>(n);
-    }
-    return got;
-  }
-
- private:
-  Fd fd_;
-  std::string what_;
-};
-
 class PosixFileSystemBase : public FileSystem {
  public:
   Result<std::string> read_file(std::string_view path, size_t max_bytes) const override {
@@ -169,7 +147,16 @@ class PosixFileSystemBase : public FileSystem {
                          std::span<char> buffer) const override {
     auto fd = open_file(path, "read", nullptr);
     if (!fd) return std::unexpected(fd.error());
-    return FdReader(std::move(*fd), describe(path)).read_at(offset, buffer);
+    size_t got = 0;
+    while (got < buffer.size()) {
+      const ssize_t n = ::pread(fd->get(), buffer.data() + got, buffer.size() - got,
+                                static_cast<off_t>(offset + got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return fail("cannot read " + describe(path) + ": " + errno_text(errno));
+      if (n == 0) break;
+      got += static_cast<size_t>(n);
+    }
+    return got;
   }
 
   // The file opened for reading ("cannot <verb> PATH: why" on failure). With `st`,
@@ -187,13 +174,6 @@ class PosixFileSystemBase : public FileSystem {
       if (S_ISDIR(st->st_mode)) return fail_with(EISDIR);
     }
     return fd;
-  }
-
-  Result<std::unique_ptr<FileReader>> open_reader(std::string_view path) const override {
-    struct stat st {};
-    auto fd = open_file(path, "read", &st);
-    if (!fd) return std::unexpected(fd.error());
-    return std::unique_ptr<FileReader>(std::make_unique<FdReader>(std::move(*fd), describe(path)));
   }
 
   Result<std::unique_ptr<MappedFile>> map_file(std::string_view path) const override {

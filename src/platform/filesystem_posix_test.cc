@@ -265,25 +265,6 @@ TEST_F(RootedFs, ReadAtReadsRangesInsideTheRoot) {
   EXPECT_NE(missing.error().message.find("/nope"), std::string::npos);
 }
 
-TEST_F(RootedFs, OpenReaderReadsRangesOfOneOpenFile) {
-  auto r = fsys_->open_reader("/usr/lib/libreal.so");  // "real library"
-  ASSERT_TRUE(r) << r.error().message;
-  char buf[8];
-  auto n = (*r)->read_at(5, std::span<char>(buf, 4));
-  ASSERT_TRUE(n) << n.error().message;
-  EXPECT_EQ(std::string(buf, *n), "libr");
-  n = (*r)->read_at(8, std::span<char>(buf, 8));  // short at the end
-  ASSERT_TRUE(n);
-  EXPECT_EQ(std::string(buf, *n), "rary");
-  n = (*r)->read_at(100, std::span<char>(buf, 8));  // past the end
-  ASSERT_TRUE(n);
-  EXPECT_EQ(*n, 0u);
-  auto missing = fsys_->open_reader("/nope");
-  ASSERT_FALSE(missing);
-  EXPECT_NE(missing.error().message.find("/nope"), std::string::npos);
-  EXPECT_FALSE(fsys_->open_reader("/etc"));  // a directory
-}
-
 TEST_F(RootedFs, AccessChecksUseTheFileInsideTheRoot) {
   EXPECT_TRUE(fsys_->can_read("/usr/lib/abs.so"));
   EXPECT_TRUE(fsys_->can_write("/etc/passwd"));

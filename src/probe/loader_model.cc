@@ -35,9 +35,11 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-// Worker threads for one walk (the cuDNN string scans, the symbol tables, the
-// symbol check), started by the first task and joined when the pool goes (tasks not yet started
-// then are dropped: their futures report a broken promise, and nobody waits on them).
+// Worker threads for one walk (the lookups of the walk, the symbol tables, the symbol check and,
+// in the background, the cuDNN string scans). The threads start one another, so that the walk
+// does not wait for sixteen clone() calls; they are joined when the pool goes (tasks not yet
+// started then are dropped: their futures report a broken promise, and nobody waits on them).
+// Background tasks run only when no other task is queued.
 class TaskPool {
  public:
   TaskPool() = default;
@@ -49,21 +51,28 @@ class TaskPool {
       stop_ = true;
     }
     wake_.notify_all();
-    for (auto& t : threads_) t.join();
+    // A starting thread may still add the next one: join until none is left.
+    for (size_t k = 0;; ++k) {
+      std::thread t;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (k >= threads_.size()) break;
+        t = std::move(threads_[k]);
+      }
+      t.join();
+    }
   }
 
   static size_t size() { return std::max(1u, std::thread::hardware_concurrency()); }
 
   template <class F>
-  std::future<std::invoke_result_t<F>> submit(F f) {
+  std::future<std::invoke_result_t<F>> submit(F f, bool background = false) {
     auto task = std::make_shared<std::packaged_task<std::invoke_result_t<F>()>>(std::move(f));
     auto future = task->get_future();
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      queue_.emplace_back([task] { (*task)(); });
-      if (threads_.empty()) {
-        for (size_t i = 0; i < size(); ++i) threads_.emplace_back([this] { work(); });
-      }
+      (background ? background_ : queue_).emplace_back([task] { (*task)(); });
+      if (threads_.empty()) threads_.emplace_back([this] { work(); });
     }
     wake_.notify_one();
     return future;
@@ -71,14 +80,19 @@ class TaskPool {
 
  private:
   void work() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!stop_ && threads_.size() < size()) threads_.emplace_back([this] { work(); });
+    }
     for (;;) {
       std::function<void()> job;
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+        wake_.wait(lock, [this] { return stop_ || !queue_.empty() || !background_.empty(); });
         if (stop_) return;
-        job = std::move(queue_.front());
-        queue_.pop_front();
+        auto& q = queue_.empty() ? background_ : queue_;
+        job = std::move(q.front());
+        q.pop_front();
       }
       job();
     }
@@ -86,9 +100,59 @@ class TaskPool {
 
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<std::function<void()>> queue_;
+  std::deque<std::function<void()>> queue_, background_;
   std::vector<std::thread> threads_;
   bool stop_ = false;
+};
+
+// A memo shared by the pool's threads: a value is computed outside the lock (two threads may
+// both compute it; the first stored wins) and never changes or moves once stored.
+template <class V>
+class SharedMemo {
+ public:
+  template <class F>
+  const V& get(const std::string& key, F compute) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (auto it = map_.find(key); it != map_.end()) return it->second;
+    }
+    V value = compute();
+    std::lock_guard<std::mutex> lock(mutex_);
+    return map_.emplace(key, std::move(value)).first->second;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<std::string, V> map_;  // node-based: references stay valid
+};
+
+// Records LoadTraceSpans from any thread, when on.
+class Tracer {
+ public:
+  Tracer(bool on, Clock::time_point start) : on_(on), start_(start) {
+    if (on_) threads_.emplace(std::this_thread::get_id(), 0);
+  }
+  bool on() const { return on_; }
+  void add(std::string what, Clock::time_point a, Clock::time_point b) {
+    if (!on_) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    const int t = threads_.emplace(std::this_thread::get_id(), static_cast<int>(threads_.size()))
+                      .first->second;
+    spans_.push_back({std::move(what), t, ms_between(start_, a), ms_between(start_, b)});
+  }
+  std::vector<LoadTraceSpan> take() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::stable_sort(spans_.begin(), spans_.end(),
+                     [](const auto& x, const auto& y) { return x.start_ms < y.start_ms; });
+    return std::move(spans_);
+  }
+
+ private:
+  const bool on_;
+  const Clock::time_point start_;
+  std::mutex mutex_;
+  std::map<std::thread::id, int> threads_;
+  std::vector<LoadTraceSpan> spans_;
 };
 
 constexpr size_t kMaxObjects = 4096;
@@ -147,10 +211,10 @@ std::string family_of(std::string_view base) {
 class Modeler {
  public:
   Modeler(const FileSystem& fs, const Kb& kb, const LinuxLoaderSettings& s)
-      : fs_(fs), kb_(kb), s_(s) {}
+      : fs_(fs), kb_(kb), s_(s), start_(Clock::now()), tracer_(s.trace, start_) {}
 
   Result<LoadTree> run(const std::string& file_or_name) {
-    const auto start = Clock::now();
+    const auto start = start_;
     LoadedObject root;
     root.name = file_or_name;
     if (file_or_name.find('/') != std::string::npos) {
@@ -165,11 +229,11 @@ class Modeler {
       root.rule = SearchRule::path;
       root.rule_detail = "given on the command line";
     }
-    auto mapped = root.path ? open_elf(*root.path, 0) : Result<ElfInfo>(fail(""));
+    auto mapped = root.path ? open_elf(*root.path) : Result<Opened>(fail(""));
     if (root.path && !mapped) return std::unexpected(mapped.error());
     if (root.path) {
-      cls_is64_ = mapped->is_64;
-      machine_ = mapped->machine;
+      cls_is64_ = mapped->elf.is_64;
+      machine_ = mapped->elf.machine;
     } else {
 #if defined(__x86_64__)
       cls_is64_ = true, machine_ = 62;
@@ -184,16 +248,18 @@ class Modeler {
     if (tree_.objects[0].path) {
       accept(0, std::move(*mapped));
     } else {
-      search(0, -1);
+      search(tree_.objects[0], request_for(file_or_name, -1));
       if (tree_.objects[0].path) {
-        auto m = open_elf(*tree_.objects[0].path, 0);
+        auto m = open_elf(*tree_.objects[0].path);
         if (!m) return std::unexpected(m.error());
         accept(0, std::move(*m));
       }
     }
     // Breadth-first, as ld.so maps DT_NEEDED entries. The companions found in
     // cuDNN's read-only data come after the walk, as the dlopen calls that load
-    // them come after the process started: their scans run meanwhile.
+    // them come after the process started: their scans run meanwhile. The
+    // searches and opens themselves run ahead on the pool (see prefetch_children);
+    // what each request resolves to is decided here, in load order.
     std::deque<int> queue{0};
     auto add_children = [&](int i, std::vector<std::pair<std::string, std::string>>& wanted) {
       for (auto& [name, note] : wanted) {
@@ -202,6 +268,7 @@ class Modeler {
         o.parent = i;
         o.companion = !note.empty();
         o.companion_note = note;
+        requested_.insert(name);
         tree_.objects.push_back(std::move(o));
         const int c = static_cast<int>(tree_.objects.size() - 1);
         tree_.objects[static_cast<size_t>(i)].children.push_back(c);
@@ -217,11 +284,7 @@ class Modeler {
         const int i = queue.front();
         queue.pop_front();
         if (!tree_.objects[static_cast<size_t>(i)].elf) continue;
-        std::vector<std::pair<std::string, std::string>> wanted;  // name, companion note
-        for (const auto& n : tree_.objects[static_cast<size_t>(i)].elf->needed) {
-          wanted.emplace_back(n, "");
-        }
-        if (s_.companions) add_companions(i, wanted);
+        auto wanted = wanted_of(i, /*commit=*/true);
         add_children(i, wanted);
       }
       if (scans_.empty() || tree_.objects.size() >= kMaxObjects) break;
@@ -231,6 +294,8 @@ class Modeler {
       std::vector<std::pair<int, std::vector<std::string>>> found;
       for (auto& [i, scan] : scans) found.emplace_back(i, scan.get());
       scan_wait_ms_ += ms_between(t0, Clock::now());
+      tracer_.add("wait scans", t0, Clock::now());
+      std::vector<std::pair<int, std::vector<std::pair<std::string, std::string>>>> wanted_by;
       for (auto& [i, refs] : found) {
         std::vector<std::pair<std::string, std::string>> wanted;
         for (const auto& ref : refs) {
@@ -239,20 +304,25 @@ class Modeler {
                                        : "cuDNN calls cuBLASLt through dlopen");
         }
         std::erase_if(wanted, [&](const auto& w) { return has_child(i, w.first); });
-        add_children(i, wanted);
+        for (const auto& w : wanted) prefetch(w.first, i);
+        wanted_by.emplace_back(i, std::move(wanted));
       }
+      for (auto& [i, wanted] : wanted_by) add_children(i, wanted);
     }
     const auto walked = Clock::now();
     tree_.timing_ms["walk"] = ms_between(start, walked) - scan_wait_ms_;
     tree_.timing_ms["companion_scan_wait"] = scan_wait_ms_;
-    tree_.timing_ms["walk_search"] = search_ms_;  // parts of "walk"
-    tree_.timing_ms["walk_open"] = open_ms_;
+    // Summed over the pool's threads: with the lookups running ahead, they overlap the walk.
+    tree_.timing_ms["walk_search"] = static_cast<double>(search_ns_.load()) / 1e6;
+    tree_.timing_ms["walk_open"] = static_cast<double>(open_ns_.load()) / 1e6;
+    tree_.timing_ms["walk_wait"] = wait_ms_;  // part of "walk": waiting for a lookup's result
     if (s_.symbols) check_symbols();
     const auto symbols = Clock::now();
     tree_.timing_ms["symbols"] = ms_between(walked, symbols);
     check_families();
     tree_.timing_ms["families"] = ms_between(symbols, Clock::now());
     tree_.timing_ms["total"] = ms_between(start, Clock::now());
+    tree_.trace = tracer_.take();
     for (auto& o : tree_.objects) {
       if (o.severity == LoadSeverity::error) ++tree_.errors;
       if (o.severity == LoadSeverity::warning) ++tree_.warnings;
@@ -304,52 +374,64 @@ class Modeler {
   };
 
   // Starts the scan of a cuDNN library's read-only data for the cuBLASLt/NVRTC
-  // sonames it dlopens (megabytes per sub-library). The data is read through the file system in
-  // windows (see elf_find_strings_read), not faulted in from the mapping, which only supplies the
-  // headers; spans of it are searched on the pool's threads.
+  // sonames it dlopens (megabytes per sub-library), in spans searched on the pool's
+  // threads in the background. Each span's pages are populated in one call first:
+  // faulting them in one by one, or reading them into a fresh buffer, costs several
+  // times more on a VM (the H200 machine is one).
   RodataScan start_scan(const std::string& path, const std::shared_ptr<MappedFile>& mapped) {
     constexpr uint64_t kMinSpan = uint64_t{1} << 20;
     constexpr size_t kPerSpan = 16;  // results per span before the merge cuts them
     RodataScan scan;
-    const auto ranges = elf_readonly_ranges(mapped->bytes());
+    const ByteView bytes = mapped->bytes();
+    const auto ranges = elf_readonly_ranges(bytes);
     uint64_t total = 0;
     for (const auto& r : ranges) total += r.second;
     const uint64_t span = std::max<uint64_t>(kMinSpan, total / TaskPool::size() + 1);
     for (const auto& [offset, size] : ranges) {
       for (uint64_t at = offset; at < offset + size; at += span) {
         const ElfSpan part{at, std::min(at + span, offset + size)};
-        scan.add(pool_.submit([&fs = fs_, path, mapped, part] {
-          auto reader = fs.open_reader(path);
-          if (!reader) return RodataScan::Found(RodataScan::prefixes().size());
-          auto read_at = [&r = **reader](uint64_t off, std::span<char> buffer) -> size_t {
-            auto n = r.read_at(off, buffer);
-            return n ? *n : 0;
-          };
-          const size_t window =
-              static_cast<size_t>(std::min<uint64_t>(part.end - part.begin, 1u << 20));
-          return elf_find_strings_read(mapped->bytes(), RodataScan::prefixes(), kPerSpan, read_at,
-                                       window, part);
-        }));
+        scan.add(pool_.submit(
+            [&tracer = tracer_, path, mapped, bytes, part] {
+              const auto t0 = Clock::now();
+              if (auto p = bytes.sub(part.begin, part.end - part.begin)) mapped->prefetch(*p);
+              auto found = elf_find_strings(bytes, RodataScan::prefixes(), kPerSpan, part);
+              if (tracer.on()) {
+                tracer.add(fmt::format("scan {} [{:#x}, {:#x})", path_basename(path), part.begin,
+                                       part.end),
+                           t0, Clock::now());
+              }
+              return found;
+            },
+            /*background=*/true));
       }
     }
     return scan;
   }
 
-  // Maps and parses object `index`'s file; starts its symbol table read and, for
-  // cuDNN, its string scan.
-  Result<ElfInfo> open_elf(const std::string& path, int index) {
+  // A file mapped and parsed (see open_elf).
+  struct Opened {
+    std::shared_ptr<MappedFile> mapped;
+    ElfInfo elf;
+  };
+
+  // Maps and parses a file; any thread. Symbols are looked up in place
+  // (ElfSymbolTable), never copied: libtorch_cpu.so alone exports ~250,000.
+  Result<Opened> open_elf(const std::string& path) const {
     auto m = fs_.map_file(path);
     if (!m) return fail(fmt::format("{}: cannot read: {}", path, m.error().message));
-    // Symbols are looked up in place (ElfSymbolTable), never copied: libtorch_cpu.so
-    // alone exports ~250,000.
     auto e = parse_elf((*m)->bytes(), path, ElfParseOptions{.versions = s_.symbols});
     if (!e) return std::unexpected(e.error());
     if (!*e) return fail(fmt::format("{}: not an ELF file", path));
-    std::shared_ptr<MappedFile> mapped(std::move(*m));
+    return Opened{std::shared_ptr<MappedFile>(std::move(*m)), std::move(**e)};
+  }
+
+  // Starts object `index`'s symbol table read and, for cuDNN, its string scan.
+  void start_reads(int index, const std::string& path, const std::shared_ptr<MappedFile>& mapped) {
     if (s_.symbols) {
       // Read on the pool while the walk goes on: the imports of libtorch_cpu.so
       // and libtorch_cuda.so are tens of thousands of entries to page in.
-      tables_.emplace(index, pool_.submit([mapped, path] {
+      tables_.emplace(index, pool_.submit([&tracer = tracer_, mapped, path] {
+        const auto t0 = Clock::now();
         TableRead r;
         auto t = ElfSymbolTable::read(mapped->bytes(), path,
                                       [&m = *mapped](ByteView part) { m.prefetch(part); });
@@ -359,6 +441,7 @@ class Modeler {
           r.table = std::move(**t);
           r.mapped = mapped;
         }
+        if (tracer.on()) tracer.add("table " + path_basename(path), t0, Clock::now());
         return r;
       }));
     }
@@ -366,7 +449,6 @@ class Modeler {
     if (s_.companions && s_.companion_strings && base.starts_with("libcudnn")) {
       scans_.emplace(index, start_scan(path, mapped));
     }
-    return std::move(**e);
   }
 
   void init_defaults() {
@@ -401,8 +483,21 @@ class Modeler {
     return path_basename(o.path.value_or(o.name));
   }
 
-  // The NVIDIA companions object i loads at run time (dlopen), as names.
-  void add_companions(int i, std::vector<std::pair<std::string, std::string>>& wanted) {
+  // What object i loads: its DT_NEEDED entries, then its run-time companions, as
+  // {name, companion note}. `commit`: as in add_companions.
+  std::vector<std::pair<std::string, std::string>> wanted_of(int i, bool commit) {
+    std::vector<std::pair<std::string, std::string>> wanted;
+    for (const auto& n : tree_.objects[static_cast<size_t>(i)].elf->needed) {
+      wanted.emplace_back(n, "");
+    }
+    if (s_.companions) add_companions(i, wanted, commit);
+    return wanted;
+  }
+
+  // The NVIDIA companions object i loads at run time (dlopen), as names. libcuda.so.1 goes
+  // to the first object that loads the driver; `commit`: object i is that one, if it does.
+  void add_companions(int i, std::vector<std::pair<std::string, std::string>>& wanted,
+                      bool commit) {
     const auto& o = tree_.objects[static_cast<size_t>(i)];
     const std::string base = path_basename(o.path.value_or(o.name));
     const std::string soname = o.elf && o.elf->soname ? *o.elf->soname : base;
@@ -416,7 +511,7 @@ class Modeler {
     for (const auto& c : nvidia_runtime_companions(kb_, soname, Os::linux, "")) add(c.name, c.note);
     if (!libcuda_added_ && loads_cuda_driver(soname, Os::linux) &&
         !soname.starts_with("libcuda.")) {
-      libcuda_added_ = true;
+      if (commit) libcuda_added_ = true;
       const auto d = cuda_driver_companion(soname, Os::linux);
       add(d.name, d.note);
     }
@@ -435,68 +530,130 @@ class Modeler {
   // fs_.real_path with the directory part remembered: the candidates of one
   // walk share a few directories, and resolving each path from the root costs
   // a readlink per component (/opt/x/.venv/lib/python3.12/site-packages/...).
+  // Any thread.
   std::string real_of(const std::string& path, int depth = 0) {
-    if (auto it = real_paths_.find(path); it != real_paths_.end()) return it->second;
-    std::string real = path;
-    const std::string dir = path_dirname(path);
-    const std::string base = path_basename(path);
-    auto ls = fs_.lstat(path);
-    if (!ls || dir.empty() || dir == path || base.empty() || base == "." || base == ".." ||
-        depth > 8) {
-      auto rp = fs_.real_path(path);
-      real = rp ? *rp : path;
-    } else {
-      auto d = real_dirs_.find(dir);
-      if (d == real_dirs_.end()) {
-        auto rp = fs_.real_path(dir);
-        d = real_dirs_.emplace(dir, rp ? *rp : dir).first;
-      }
-      if (ls->type != FileType::symlink) {
-        real = path_join(d->second, base);
-      } else if (auto target = fs_.read_link(path);
-                 target && !target->empty() && target->find('/') == std::string::npos) {
-        real = real_of(path_join(d->second, *target), depth + 1);  // "libx.so.9 -> libx.so.9.1"
-      } else {
+    return real_paths_.get(path, [&] {
+      const std::string dir = path_dirname(path);
+      const std::string base = path_basename(path);
+      auto ls = fs_.lstat(path);
+      if (!ls || dir.empty() || dir == path || base.empty() || base == "." || base == ".." ||
+          depth > 8) {
         auto rp = fs_.real_path(path);
-        real = rp ? *rp : path;
+        return rp ? *rp : path;
       }
-    }
-    real_paths_.emplace(path, real);
-    return real;
+      const std::string& real_dir = real_dirs_.get(dir, [&] {
+        auto rp = fs_.real_path(dir);
+        return rp ? *rp : dir;
+      });
+      if (ls->type != FileType::symlink) return path_join(real_dir, base);
+      if (auto target = fs_.read_link(path);
+          target && !target->empty() && target->find('/') == std::string::npos) {
+        return real_of(path_join(real_dir, *target), depth + 1);  // "libx.so.9 -> libx.so.9.1"
+      }
+      auto rp = fs_.real_path(path);
+      return rp ? *rp : path;
+    });
   }
 
   // Whether a search directory exists, asked once per directory per walk (as ld.so
   // remembers the directories it found missing): most glibc-hwcaps ones do not.
   bool dir_exists(const std::string& dir) {
-    auto it = dir_exists_.find(dir);
-    if (it == dir_exists_.end()) it = dir_exists_.emplace(dir, fs_.is_dir(dir)).first;
-    return it->second;
+    return dir_exists_.get(dir, [&] { return fs_.is_dir(dir); });
   }
 
   // The names in a directory, read once per walk; nullptr when it cannot be read.
   const std::unordered_set<std::string>* listing(const std::string& dir) {
-    auto it = listings_.find(dir);
-    if (it == listings_.end()) {
-      std::optional<std::unordered_set<std::string>> names;
+    const auto& names = listings_.get(dir, [&] {
+      std::optional<std::unordered_set<std::string>> out;
       if (auto entries = fs_.list_dir(dir)) {
-        names.emplace();
-        for (auto& e : *entries) names->insert(std::move(e.name));
+        out.emplace();
+        for (auto& e : *entries) out->insert(std::move(e.name));
       }
-      it = listings_.emplace(dir, std::move(names)).first;
-    }
-    return it->second ? &*it->second : nullptr;
+      return out;
+    });
+    return names ? &*names : nullptr;
   }
 
-  void accept(int i, ElfInfo info) {
+  // Object i's file is chosen and opened: it is loaded; its reads start and the
+  // lookups of what it needs run ahead.
+  void accept(int i, Opened opened) {
     auto& o = tree_.objects[static_cast<size_t>(i)];
-    if (o.path) {
-      o.real_path = real_of(*o.path);
-      o.version = version_from_file_name(path_basename(o.real_path));
-    }
-    o.elf = std::move(info);
+    o.real_path = real_of(*o.path);
+    o.version = version_from_file_name(path_basename(o.real_path));
+    o.elf = std::move(opened.elf);
     if (o.elf->soname) loaded_[*o.elf->soname] = i;
     loaded_[o.name] = i;
-    if (o.path) loaded_[*o.path] = i;
+    loaded_[*o.path] = i;
+    start_reads(i, *o.path, opened.mapped);
+    prefetch_children(i);
+  }
+
+  // What one search is given: everything it needs from the tree, taken on the
+  // walk's thread, so that the search itself can run on any.
+  struct Request {
+    std::string name;
+    int requester = -1;
+    std::string origin;  // the requester's directory: $ORIGIN of a name with a '/'
+    std::string who;     // " (needed by libx.so.1)", or empty for the root
+    std::vector<SearchDir> dirs;
+  };
+
+  Request request_for(const std::string& name, int requester) const {
+    Request r;
+    r.name = name;
+    r.requester = requester;
+    if (requester >= 0) {
+      r.origin = path_dirname(tree_.objects[static_cast<size_t>(requester)].path.value_or("/"));
+      r.who = fmt::format(" (needed by {})", display(requester));
+    }
+    if (name.find('/') == std::string::npos) r.dirs = search_list(requester);
+    return r;
+  }
+
+  // One search and the open of the file it picks; any thread. `o` carries the
+  // search's fields (searched, shadowed, rejected, the choice, or why none).
+  struct Lookup {
+    LoadedObject o;
+    std::optional<Opened> opened;
+  };
+
+  Lookup lookup(const Request& r) {
+    Lookup l;
+    l.o.name = r.name;
+    const auto t0 = Clock::now();
+    search(l.o, r);
+    const auto t1 = Clock::now();
+    search_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
+    if (!l.o.path) {
+      if (tracer_.on()) tracer_.add("lookup " + r.name + " (not found)", t0, t1);
+      return l;
+    }
+    auto opened = open_elf(*l.o.path);
+    const auto t2 = Clock::now();
+    open_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(t2 - t1).count();
+    if (tracer_.on()) tracer_.add("lookup " + r.name, t0, t2);
+    if (!opened) {
+      l.o.problem = opened.error().message;
+      l.o.severity = LoadSeverity::error;
+    } else {
+      l.opened = std::move(*opened);
+    }
+    return l;
+  }
+
+  // Starts, on the pool, the lookup of `name` as requested by object `requester`, unless
+  // it is loaded or was requested before: then the walk will find it loaded (the object
+  // that asked first is also the first in load order), or look it up itself.
+  void prefetch(const std::string& name, int requester) {
+    if (loaded_.contains(name) || !requested_.insert(name).second) return;
+    if (std::find(s_.preloaded.begin(), s_.preloaded.end(), name) != s_.preloaded.end()) return;
+    ahead_.emplace(name, Ahead{requester, pool_.submit([this, r = request_for(name, requester)] {
+                                 return lookup(r);
+                               })});
+  }
+
+  void prefetch_children(int i) {
+    for (const auto& w : wanted_of(i, /*commit=*/false)) prefetch(w.first, i);
   }
 
   std::vector<SearchDir> search_list(int requester) const {
@@ -593,19 +750,15 @@ class Modeler {
     }
   }
 
-  void search(int i, int requester) {
-    auto& o = tree_.objects[static_cast<size_t>(i)];
+  // Any thread: reads nothing of the tree but `r`.
+  void search(LoadedObject& o, const Request& r) {
     std::set<std::string> seen_real;
     if (o.name.find('/') != std::string::npos) {
-      const std::string origin =
-          requester >= 0
-              ? path_dirname(tree_.objects[static_cast<size_t>(requester)].path.value_or("/"))
-              : "";
-      const std::string p = expand_dst(o.name, origin, lib_, platform_);
+      const std::string p = expand_dst(o.name, r.origin, lib_, platform_);
       o.searched.push_back(p);
       consider(o, p, SearchRule::path, "the name contains a '/'", seen_real);
     } else {
-      for (const auto& d : search_list(requester)) {
+      for (const auto& d : r.dirs) {
         o.searched.push_back(d.dir + "  (" + d.detail + ")");
         for (const auto& f : files_in(d.dir, o.name, /*listed=*/true)) {
           consider(o, f, d.rule, d.detail, seen_real);
@@ -632,8 +785,7 @@ class Modeler {
     if (o.path) return;
     o.missing = true;
     o.rule = SearchRule::not_found;
-    const std::string who =
-        requester >= 0 ? fmt::format(" (needed by {})", display(requester)) : std::string();
+    const std::string& who = r.who;
     if (!o.rejected.empty()) {
       o.wrong_class = true;
       o.problem = fmt::format(
@@ -684,20 +836,29 @@ class Modeler {
       o.rule_detail = "already loaded as " + display(it->second);
       return;
     }
-    const auto t0 = Clock::now();
-    search(i, requester);
-    const auto t1 = Clock::now();
-    search_ms_ += ms_between(t0, t1);
-    auto& o2 = tree_.objects[static_cast<size_t>(i)];
-    if (!o2.path) return;
-    auto p = open_elf(*o2.path, i);
-    open_ms_ += ms_between(t1, Clock::now());
-    if (!p) {
-      o2.problem = p.error().message;
-      o2.severity = LoadSeverity::error;
-      return;
+    Lookup l;
+    if (auto a = ahead_.find(o.name); a != ahead_.end() && a->second.requester == requester) {
+      const auto t0 = Clock::now();
+      l = a->second.result.get();
+      wait_ms_ += ms_between(t0, Clock::now());
+      if (tracer_.on()) tracer_.add("wait " + o.name, t0, Clock::now());
+      ahead_.erase(a);
+    } else {
+      l = lookup(request_for(o.name, requester));
     }
-    accept(i, std::move(*p));
+    // The object keeps its place in the tree (name, parent, companion); the rest is the search's.
+    auto& o2 = tree_.objects[static_cast<size_t>(i)];
+    o2.searched = std::move(l.o.searched);
+    o2.shadowed = std::move(l.o.shadowed);
+    o2.rejected = std::move(l.o.rejected);
+    o2.path = std::move(l.o.path);
+    o2.rule = l.o.rule;
+    o2.rule_detail = std::move(l.o.rule_detail);
+    o2.missing = l.o.missing;
+    o2.wrong_class = l.o.wrong_class;
+    o2.problem = std::move(l.o.problem);
+    o2.severity = l.o.severity;
+    if (l.opened) accept(i, std::move(*l.opened));
   }
 
   void check_symbols() {
@@ -711,6 +872,7 @@ class Modeler {
     }
     tables_.clear();
     tree_.timing_ms["symbols_tables_wait"] = ms_between(t0, Clock::now());
+    tracer_.add("wait tables", t0, Clock::now());
     std::map<std::string, const ElfInfo*> by_soname;
     std::vector<const ElfSymbolTable*> providers;
     bool all_found = true;
@@ -747,20 +909,27 @@ class Modeler {
       std::atomic<size_t> next{0};
       auto worker = [&] {
         for (size_t w = next++; w < work.size(); w = next++) {
+          const auto began = Clock::now();
           Item& item = work[w];
           const auto& imports = symbols_.at(item.object).second.imports();
           size_t last = 0;  // imports come in runs from one library: try the last hit first
           for (size_t m = item.begin; m < item.end; ++m) {
             const auto& imp = imports[m];
             if (imp.weak) continue;
-            bool found = !providers.empty() && providers[last]->defines(imp.name);
+            const uint32_t hash = ElfSymbolTable::gnu_hash(imp.name);  // once, not per provider
+            bool found = !providers.empty() && providers[last]->defines(imp.name, hash);
             for (size_t k = 0; k < providers.size() && !found; ++k) {
-              if (k != last && providers[k]->defines(imp.name)) {
+              if (k != last && providers[k]->defines(imp.name, hash)) {
                 found = true;
                 last = k;
               }
             }
             if (!found) item.missing.emplace_back(imp.name);
+          }
+          if (tracer_.on()) {
+            tracer_.add(
+                fmt::format("symbols {} [{}, {})", display(item.object), item.begin, item.end),
+                began, Clock::now());
           }
         }
       };
@@ -855,14 +1024,25 @@ class Modeler {
   std::vector<std::string> defaults_;
   std::map<std::string, int> loaded_;
   std::map<int, RodataScan> scans_;  // started, not yet read, by object
-  std::unordered_map<std::string, std::string> real_paths_, real_dirs_;
-  std::unordered_map<std::string, bool> dir_exists_;
-  std::unordered_map<std::string, std::optional<std::unordered_set<std::string>>> listings_;
-  double scan_wait_ms_ = 0;                       // waiting, after the walk, for the string scans
-  double search_ms_ = 0, open_ms_ = 0;            // parts of the walk: search lists, map + parse
+  // Shared by the lookups on the pool.
+  SharedMemo<std::string> real_paths_, real_dirs_;
+  SharedMemo<bool> dir_exists_;
+  SharedMemo<std::optional<std::unordered_set<std::string>>> listings_;
+  std::atomic<int64_t> search_ns_{0}, open_ns_{0};  // summed over the lookups
+  // Lookups running ahead of the walk, by name, with the object that requested them.
+  struct Ahead {
+    int requester;
+    std::future<Lookup> result;
+  };
+  std::unordered_map<std::string, Ahead> ahead_;
+  std::unordered_set<std::string> requested_;  // every name looked up or prefetched
+  double scan_wait_ms_ = 0;                    // waiting, after the walk, for the string scans
+  double wait_ms_ = 0;                         // waiting, in the walk, for a lookup that ran ahead
   std::map<int, std::future<TableRead>> tables_;  // being read, by object
   std::map<int, std::pair<std::shared_ptr<MappedFile>, ElfSymbolTable>> symbols_;
   bool libcuda_added_ = false;
+  const Clock::time_point start_;
+  Tracer tracer_;
   TaskPool pool_;  // last: destroyed (joined) first
 };
 

@@ -73,6 +73,8 @@ struct LinuxLoaderSettings {
   // Scan libcudnn*'s read-only data for the cuBLASLt / NVRTC sonames it dlopens. Reads
   // whole files (cuDNN 9's sub-libraries are hundreds of MB): `deps` does, doctor does not.
   bool companion_strings = true;
+  // Record what each thread did when (LoadTree::trace): `deps --trace`.
+  bool trace = false;
 };
 
 struct LoadCandidate {
@@ -118,6 +120,16 @@ struct LoadedObject {
   LoadSeverity severity = LoadSeverity::none;
 };
 
+// One piece of a walk's work: "lookup libcudnn.so.9" (search + open), "table X" (its
+// symbol table read), "scan X" (a span of its string scan), "symbols" (a chunk of the
+// check), "wait ..." (the walk's own thread waiting). Times are from the walk's start;
+// `thread` 0 is the walk's own thread, 1... the pool's.
+struct LoadTraceSpan {
+  std::string what;
+  int thread = 0;
+  double start_ms = 0, end_ms = 0;
+};
+
 struct LoadTree {
   std::vector<LoadedObject> objects;  // [0] is the root, then breadth-first load order
   int errors = 0;
@@ -125,6 +137,7 @@ struct LoadTree {
   // Where the time went: "walk" (search, open, parse), "companion_scan_wait",
   // "symbols", "families", "total".
   std::map<std::string, double> timing_ms;
+  std::vector<LoadTraceSpan> trace;  // with LinuxLoaderSettings::trace, in start order
 };
 
 // Resolves `file_or_name`: a path (anything with a '/') is the root object; a
