@@ -7,10 +7,8 @@ set -uo pipefail
 DLENV="$(realpath "${1:?usage: OUT=dir bench/h200_deps_vs_ldd.sh path/to/dlenv [N]}")"
 N="${2:-11}"
 OUT="${OUT:?set OUT}"
-PY=/opt/torch/.venv/bin/python3
-[[ -x "$PY" ]] || PY=python3
-site=$("$PY" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
-ms() { local us=$(( ($(date +%s%N) - $1) / 1000 )); printf '%d.%d' $((us / 1000)) $(((us % 1000) / 100)); }
+# shellcheck source=bench/h200_common.sh
+source "$(dirname "$0")/h200_common.sh"
 for lib in "$site/torch/lib/libtorch_cuda.so" "$site/nvidia/cudnn/lib/libcudnn.so.9" /lib/x86_64-linux-gnu/libcudnn.so.9; do
   [[ -e "$lib" ]] || continue
   echo "file: $lib"
