@@ -248,6 +248,10 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   deps->add_flag("--trace", deps_o.trace,
                  "Linux model: add the walk's timeline (which thread searched, opened or "
                  "scanned what, when)");
+  deps->add_option("--dlopen-from", deps_o.dlopen_from,
+                   "Linux: NAME is opened by dlopen from FILE (e.g. a framework's extension "
+                   "module): FILE's DT_RPATH/DT_RUNPATH are searched")
+      ->type_name("FILE");
   deps->add_option("--root", deps_o.root, "Read every file under DIR as if it were /")
       ->type_name("DIR");
   deps->add_option("--env-file", deps_o.env_file, "KEY=VALUE lines (LD_LIBRARY_PATH)")

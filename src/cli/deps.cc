@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "binfmt/elf.h"
 #include "cli/cli.h"
 #include "cli/setup.h"
 #include "kb/kb.h"
@@ -65,6 +66,24 @@ bool looks_windows(const FileSystem& fs, const std::string& target) {
   if (!m) return false;
   const ByteView b = (*m)->bytes();
   return b.size() >= 2 && b.data()[0] == 'M' && b.data()[1] == 'Z';
+}
+
+// --dlopen-from FILE: the caller's own search directories, read from its dynamic section.
+Result<LinuxLoaderSettings::DlopenCaller> dlopen_caller(const FileSystem& fs,
+                                                        const std::string& file,
+                                                        const std::string& target) {
+  if (target.find('/') != std::string::npos) {
+    return fail(
+        fmt::format("--dlopen-from {}: {} is a path, which dlopen opens as is; give a library name "
+                    "(e.g. libcudnn.so.9) to have {}'s DT_RPATH/DT_RUNPATH searched",
+                    file, target, path_basename(file)));
+  }
+  auto m = fs.map_file(file);
+  if (!m) return fail(fmt::format("--dlopen-from {}: cannot read: {}", file, m.error().message));
+  auto e = parse_elf((*m)->bytes(), file);
+  if (!e) return fail(fmt::format("--dlopen-from {}: {}", file, e.error().message));
+  if (!*e) return fail(fmt::format("--dlopen-from {}: not an ELF file", file));
+  return LinuxLoaderSettings::DlopenCaller{file, (*e)->rpath, (*e)->runpath};
 }
 
 Result<Os> pick_os(const std::string& os, const FileSystem& fs, const std::string& target) {
@@ -378,12 +397,25 @@ int run_deps(const DepsOptions& o, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
   Result<LoadTree> tree = fail("");
+  if (*os == Os::windows && !o.dlopen_from.empty()) {
+    err << "dlenv deps: --dlopen-from is for the Linux loader model; on Windows give the "
+           "caller's directories with --app-dir / --add-dll-dir\n";
+    return kExitUsage;
+  }
   if (*os == Os::windows) {
     tree = model_windows_load(*setup->fs, *setup->kb, o.target, windows_settings_for(*setup, o));
   } else {
     const auto t_config = Clock::now();
     auto settings = settings_for(*setup, !o.root.empty());
     settings.trace = o.trace;
+    if (!o.dlopen_from.empty()) {
+      auto caller = dlopen_caller(*setup->fs, o.dlopen_from, o.target);
+      if (!caller) {
+        err << "dlenv deps: " << caller.error().message << "\n";
+        return kExitUsage;
+      }
+      settings.dlopen_caller = std::move(*caller);
+    }
     const double config_ms = ms_since(t_config);
     tree = model_linux_load(*setup->fs, *setup->kb, o.target, settings);
     if (tree) tree->timing_ms["loader_config"] = config_ms;

@@ -13,7 +13,10 @@ struct DepsOptions {
   std::string target;  // FILE (with a '/') or a library NAME
   bool flat = false;   // one line per object in load order instead of the tree
   bool json = false;
-  bool trace = false;    // add the walk's timeline (which thread did what, when)
+  bool trace = false;  // add the walk's timeline (which thread did what, when)
+  // Linux: the ELF that calls dlopen(target) (a framework's extension module): its
+  // DT_RPATH/DT_RUNPATH are searched, as ld.so does for a dlopen from it.
+  std::string dlopen_from;
   std::string root;      // --root DIR
   std::string env_file;  // --env-file FILE (LD_LIBRARY_PATH, PATH, CUDA_PATH* are read from it)
   // "linux", "windows" or "" (automatic: windows for a PE file or a .dll/.exe/.pyd name).

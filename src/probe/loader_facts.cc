@@ -389,41 +389,9 @@ void framework_contexts(const ProbeContext& ctx, const LinuxLoaderSettings& base
       // dlopen("libcudnn.so.N") from the extension: its DT_RPATH (when it has no
       // DT_RUNPATH), LD_LIBRARY_PATH, its DT_RUNPATH, then the cache and default dirs.
       const ElfInfo& elf = *tree->objects[0].elf;
-      const std::string origin = path_dirname(*file);
-      std::vector<std::pair<std::string, std::string>> own;  // dir, rule detail
-      auto add = [&](const std::optional<std::string>& list, const std::string& what) {
-        if (!list) return;
-        for (const auto& d : split(*list, ':')) {
-          if (!d.empty()) {
-            own.emplace_back(expand_dst(d, origin, "", ""),
-                             what + " of " + path_basename(*file) + ": " + *list);
-          }
-        }
-      };
       LinuxLoaderSettings dl = ls;
       dl.companions = false;
-      dl.ld_library_path.clear();
-      // What each entry of dl.ld_library_path really is (the search list's labels).
-      std::vector<std::string> labels;
-      const std::string of = " of " + path_basename(*file);
-      if (!elf.runpath) {
-        add(elf.rpath, "DT_RPATH");
-        for (const auto& o : own) {
-          dl.ld_library_path.push_back(o.first);
-          labels.push_back("DT_RPATH" + of);
-        }
-      }
-      for (const auto& d : ls.ld_library_path) {
-        dl.ld_library_path.push_back(d);
-        labels.push_back("LD_LIBRARY_PATH");
-      }
-      if (elf.runpath) {
-        add(elf.runpath, "DT_RUNPATH");
-        for (const auto& o : own) {
-          dl.ld_library_path.push_back(o.first);
-          labels.push_back("DT_RUNPATH" + of);
-        }
-      }
+      dl.dlopen_caller = LinuxLoaderSettings::DlopenCaller{*file, elf.rpath, elf.runpath};
       const std::string name = "libcudnn.so." + std::to_string(major);
       LoadContext d = c;
       d.kind = "framework-dlopen";
@@ -431,29 +399,8 @@ void framework_contexts(const ProbeContext& ctx, const LinuxLoaderSettings& base
       d.label = c.label + " opening " + name + " at run time (dlopen)";
       take_tree(d, model_linux_load(ctx.fs, ctx.kb, name, dl), false);
       if (!d.libs.empty()) {
-        ResolvedLib& r = d.libs[0];
-        r.requester = path_basename(*file);
-        r.companion = true;
-        // The extension's own directories went in as LD_LIBRARY_PATH entries: name them as
-        // what they are in the list of directories searched (when every entry is there).
-        const std::string llp = "  (LD_LIBRARY_PATH)";
-        const auto n = std::count_if(r.searched.begin(), r.searched.end(),
-                                     [&](const std::string& x) { return ends_with(x, llp); });
-        if (static_cast<size_t>(n) == labels.size()) {
-          size_t i = 0;
-          for (auto& x : r.searched) {
-            if (ends_with(x, llp))
-              x = x.substr(0, x.size() - llp.size()) + "  (" + labels[i++] + ")";
-          }
-        }
-        const std::string dir = r.path.empty() ? "" : path_dirname(r.path);
-        for (const auto& [od, detail] : own) {
-          if (!dir.empty() && od == dir && r.rule == "LD_LIBRARY_PATH") {
-            r.rule = starts_with(detail, "DT_RPATH") ? "DT_RPATH" : "DT_RUNPATH";
-            r.rule_detail = detail;
-            break;
-          }
-        }
+        d.libs[0].requester = path_basename(*file);
+        d.libs[0].companion = true;
       }
       out.contexts.push_back(std::move(d));
     }

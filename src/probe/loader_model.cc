@@ -161,7 +161,8 @@ constexpr size_t kMaxListedSymbols = 8;
 struct SearchDir {
   SearchRule rule;
   std::string dir;
-  std::string detail;  // "DT_RUNPATH of libx.so"
+  std::string detail;  // "DT_RUNPATH of libx.so: $ORIGIN:/opt/x" (the chosen copy's rule_detail)
+  std::string label;   // "DT_RUNPATH of libx.so" (the list of directories searched)
 };
 
 std::string triplet_for(uint16_t machine, bool is64) {
@@ -656,41 +657,55 @@ class Modeler {
     for (const auto& w : wanted_of(i, /*commit=*/false)) prefetch(w.first, i);
   }
 
+  // The directories a lookup from `requester` searches before the cache and the default
+  // directories. For the root's own lookup by name (requester -1) the requester is the
+  // dlopen caller, when one is set; the caller also ends every loading chain.
   std::vector<SearchDir> search_list(int requester) const {
     std::vector<SearchDir> dirs;
-    auto add_list = [&](SearchRule rule, const std::string& list, int owner,
-                        const std::string& detail) {
-      const std::string origin =
-          owner >= 0 ? path_dirname(tree_.objects[static_cast<size_t>(owner)].path.value_or("/"))
-                     : "";
+    auto add_list = [&](SearchRule rule, const std::string& list, const std::string& origin,
+                        const std::string& label) {
       for (const auto& d : split(list, ':')) {
         if (d.empty()) continue;
-        if (owner < 0 && d.find("ORIGIN") != std::string::npos) continue;
-        dirs.push_back({rule, expand_dst(d, origin, lib_, platform_), detail});
+        if (origin.empty() && d.find("ORIGIN") != std::string::npos) continue;
+        dirs.push_back({rule, expand_dst(d, origin, lib_, platform_), label + ": " + list, label});
       }
     };
+    auto origin_of = [&](int l) {
+      return path_dirname(tree_.objects[static_cast<size_t>(l)].path.value_or("/"));
+    };
+    const auto& caller = s_.dlopen_caller;
+    const std::string caller_origin = caller ? path_dirname(caller->path) : "";
+    const std::string caller_name = caller ? path_basename(caller->path) : "";
     const LoadedObject* req =
         requester >= 0 ? &tree_.objects[static_cast<size_t>(requester)] : nullptr;
-    const bool req_has_runpath = req && req->elf && req->elf->runpath;
+    const bool req_has_runpath =
+        req ? req->elf && req->elf->runpath : caller && caller->runpath.has_value();
     if (!req_has_runpath) {
       for (int l = requester; l >= 0; l = tree_.objects[static_cast<size_t>(l)].parent) {
         const auto& lo = tree_.objects[static_cast<size_t>(l)];
         if (!lo.elf || !lo.elf->rpath || lo.elf->runpath) continue;
-        add_list(SearchRule::rpath, *lo.elf->rpath, l,
-                 fmt::format("DT_RPATH of {}{}: {}", display(l),
-                             l == requester ? "" : " (inherited along the loading chain)",
-                             *lo.elf->rpath));
+        add_list(SearchRule::rpath, *lo.elf->rpath, origin_of(l),
+                 fmt::format("DT_RPATH of {}{}", display(l),
+                             l == requester ? "" : " (inherited along the loading chain)"));
+      }
+      if (caller && caller->rpath && !caller->runpath) {
+        add_list(SearchRule::rpath, *caller->rpath, caller_origin,
+                 fmt::format("DT_RPATH of {}{}", caller_name,
+                             req ? " (inherited: it called dlopen)" : ""));
       }
     }
     for (const auto& d : s_.ld_library_path) {
       if (!d.empty()) {
-        dirs.push_back(
-            {SearchRule::ld_library_path, expand_dst(d, "", lib_, platform_), "LD_LIBRARY_PATH"});
+        dirs.push_back({SearchRule::ld_library_path, expand_dst(d, "", lib_, platform_),
+                        "LD_LIBRARY_PATH", "LD_LIBRARY_PATH"});
       }
     }
-    if (req_has_runpath) {
-      add_list(SearchRule::runpath, *req->elf->runpath, requester,
-               fmt::format("DT_RUNPATH of {}: {}", display(requester), *req->elf->runpath));
+    if (req_has_runpath && req) {
+      add_list(SearchRule::runpath, *req->elf->runpath, origin_of(requester),
+               "DT_RUNPATH of " + display(requester));
+    } else if (req_has_runpath) {
+      add_list(SearchRule::runpath, *caller->runpath, caller_origin,
+               "DT_RUNPATH of " + caller_name);
     }
     return dirs;
   }
@@ -759,7 +774,7 @@ class Modeler {
       consider(o, p, SearchRule::path, "the name contains a '/'", seen_real);
     } else {
       for (const auto& d : r.dirs) {
-        o.searched.push_back(d.dir + "  (" + d.detail + ")");
+        o.searched.push_back(d.dir + "  (" + d.label + ")");
         for (const auto& f : files_in(d.dir, o.name, /*listed=*/true)) {
           consider(o, f, d.rule, d.detail, seen_real);
         }

@@ -68,6 +68,15 @@ struct LinuxLoaderSettings {
   std::vector<std::string> hwcaps;
   // Sonames (or paths) already loaded in the process before the root.
   std::vector<std::string> preloaded;
+  // The object that calls dlopen(name) for a root given by name (a framework's extension
+  // opening libcudnn.so.9): its DT_RPATH (when it has no DT_RUNPATH) or DT_RUNPATH is
+  // searched, $ORIGIN being its directory, and its DT_RPATH is inherited by what the
+  // root needs, as ld.so does. None: a program without RPATH/RUNPATH calls it.
+  struct DlopenCaller {
+    std::string path;
+    std::optional<std::string> rpath, runpath;
+  };
+  std::optional<DlopenCaller> dlopen_caller;
   bool companions = true;  // add NVIDIA run-time companions
   bool symbols = true;     // check undefined symbols and symbol versions
   // Scan libcudnn*'s read-only data for the cuBLASLt / NVRTC sonames it dlopens. Reads
