@@ -35,11 +35,11 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-// Worker threads for one walk (the lookups of the walk, the symbol tables, the symbol check and,
-// in the background, the cuDNN string scans). The threads start one another, so that the walk
-// does not wait for sixteen clone() calls; they are joined when the pool goes (tasks not yet
-// started then are dropped: their futures report a broken promise, and nobody waits on them).
-// Background tasks run only when no other task is queued.
+// Worker threads for one walk (the lookups of the walk and the symbol check and, in the
+// background, the symbol tables and the cuDNN string scans). The threads start one another,
+// so that the walk does not wait for sixteen clone() calls; they are joined when the pool
+// goes (tasks not yet started then are dropped: their futures report a broken promise, and
+// nobody waits on them). Background tasks run only when no other task is queued.
 class TaskPool {
  public:
   TaskPool() = default;
@@ -65,6 +65,12 @@ class TaskPool {
 
   static size_t size() { return std::max(1u, std::thread::hardware_concurrency()); }
 
+  // Starts the threads now rather than at the first task (they start one another).
+  void start() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (threads_.empty()) threads_.emplace_back([this] { work(); });
+  }
+
   template <class F>
   std::future<std::invoke_result_t<F>> submit(F f, bool background = false) {
     auto task = std::make_shared<std::packaged_task<std::invoke_result_t<F>()>>(std::move(f));
@@ -81,8 +87,11 @@ class TaskPool {
  private:
   void work() {
     {
+      // Each new thread starts two more: sixteen in four rounds of clone().
       std::lock_guard<std::mutex> lock(mutex_);
-      if (!stop_ && threads_.size() < size()) threads_.emplace_back([this] { work(); });
+      for (int k = 0; k < 2 && !stop_ && threads_.size() < size(); ++k) {
+        threads_.emplace_back([this] { work(); });
+      }
     }
     for (;;) {
       std::function<void()> job;
@@ -105,25 +114,30 @@ class TaskPool {
   bool stop_ = false;
 };
 
-// A memo shared by the pool's threads: a value is computed outside the lock (two threads may
-// both compute it; the first stored wins) and never changes or moves once stored.
+// A memo shared by the pool's threads: each value is computed once, by the first thread
+// that asks (others asking meanwhile wait for it: the lookups that start together all want
+// the same few directories), and never changes or moves once stored.
 template <class V>
 class SharedMemo {
  public:
   template <class F>
   const V& get(const std::string& key, F compute) {
+    Entry* e = nullptr;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (auto it = map_.find(key); it != map_.end()) return it->second;
+      e = &map_[key];  // node-based: the entry stays where it is
     }
-    V value = compute();
-    std::lock_guard<std::mutex> lock(mutex_);
-    return map_.emplace(key, std::move(value)).first->second;
+    std::call_once(e->once, [&] { e->value = compute(); });
+    return e->value;
   }
 
  private:
+  struct Entry {
+    std::once_flag once;
+    V value{};
+  };
   std::mutex mutex_;
-  std::unordered_map<std::string, V> map_;  // node-based: references stay valid
+  std::unordered_map<std::string, Entry> map_;
 };
 
 // Records LoadTraceSpans from any thread, when on.
@@ -216,6 +230,7 @@ class Modeler {
 
   Result<LoadTree> run(const std::string& file_or_name) {
     const auto start = start_;
+    pool_.start();  // while the root is opened
     LoadedObject root;
     root.name = file_or_name;
     if (file_or_name.find('/') != std::string::npos) {
@@ -431,20 +446,24 @@ class Modeler {
     if (s_.symbols) {
       // Read on the pool while the walk goes on: the imports of libtorch_cpu.so
       // and libtorch_cuda.so are tens of thousands of entries to page in.
-      tables_.emplace(index, pool_.submit([&tracer = tracer_, mapped, path] {
-        const auto t0 = Clock::now();
-        TableRead r;
-        auto t = ElfSymbolTable::read(mapped->bytes(), path,
-                                      [&m = *mapped](ByteView part) { m.prefetch(part); });
-        if (!t) {
-          r.error = t.error().message;
-        } else if (*t) {
-          r.table = std::move(**t);
-          r.mapped = mapped;
-        }
-        if (tracer.on()) tracer.add("table " + path_basename(path), t0, Clock::now());
-        return r;
-      }));
+      tables_.emplace(index, pool_.submit(
+                                 [&tracer = tracer_, mapped, path] {
+                                   const auto t0 = Clock::now();
+                                   TableRead r;
+                                   auto t = ElfSymbolTable::read(
+                                       mapped->bytes(), path,
+                                       [&m = *mapped](ByteView part) { m.prefetch(part); });
+                                   if (!t) {
+                                     r.error = t.error().message;
+                                   } else if (*t) {
+                                     r.table = std::move(**t);
+                                     r.mapped = mapped;
+                                   }
+                                   if (tracer.on())
+                                     tracer.add("table " + path_basename(path), t0, Clock::now());
+                                   return r;
+                                 },
+                                 /*background=*/true));
     }
     const std::string base = path_basename(path);
     if (s_.companions && s_.companion_strings && base.starts_with("libcudnn")) {
@@ -648,9 +667,14 @@ class Modeler {
   void prefetch(const std::string& name, int requester) {
     if (loaded_.contains(name) || !requested_.insert(name).second) return;
     if (std::find(s_.preloaded.begin(), s_.preloaded.end(), name) != s_.preloaded.end()) return;
-    ahead_.emplace(name, Ahead{requester, pool_.submit([this, r = request_for(name, requester)] {
-                                 return lookup(r);
-                               })});
+    auto a = std::make_shared<Ahead>();
+    a->requester = requester;
+    a->request = request_for(name, requester);
+    a->result = a->promise.get_future();
+    pool_.submit([this, a] {
+      if (!a->claimed.exchange(true)) a->promise.set_value(lookup(a->request));
+    });
+    ahead_.emplace(name, std::move(a));
   }
 
   void prefetch_children(int i) {
@@ -852,11 +876,16 @@ class Modeler {
       return;
     }
     Lookup l;
-    if (auto a = ahead_.find(o.name); a != ahead_.end() && a->second.requester == requester) {
-      const auto t0 = Clock::now();
-      l = a->second.result.get();
-      wait_ms_ += ms_between(t0, Clock::now());
-      if (tracer_.on()) tracer_.add("wait " + o.name, t0, Clock::now());
+    if (auto a = ahead_.find(o.name); a != ahead_.end() && a->second->requester == requester) {
+      // Not started yet (the pool is busy, or still starting): the walk does it itself.
+      if (!a->second->claimed.exchange(true)) {
+        l = lookup(a->second->request);
+      } else {
+        const auto t0 = Clock::now();
+        l = a->second->result.get();
+        wait_ms_ += ms_between(t0, Clock::now());
+        if (tracer_.on()) tracer_.add("wait " + o.name, t0, Clock::now());
+      }
       ahead_.erase(a);
     } else {
       l = lookup(request_for(o.name, requester));
@@ -908,7 +937,7 @@ class Modeler {
     // tables are read-only), so that libtorch_cuda.so's tens of thousands spread
     // over all of them; each item's misses are kept apart and joined in table order.
     if (all_found) {
-      constexpr size_t kChunk = 2048;
+      constexpr size_t kChunk = 256;
       struct Item {
         int object;
         size_t begin, end;
@@ -1044,12 +1073,16 @@ class Modeler {
   SharedMemo<bool> dir_exists_;
   SharedMemo<std::optional<std::unordered_set<std::string>>> listings_;
   std::atomic<int64_t> search_ns_{0}, open_ns_{0};  // summed over the lookups
-  // Lookups running ahead of the walk, by name, with the object that requested them.
+  // Lookups running ahead of the walk, by name, with the object that requested them; run
+  // by whichever of the pool and the walk claims it first.
   struct Ahead {
-    int requester;
+    int requester = -1;
+    Request request;
+    std::atomic<bool> claimed{false};
+    std::promise<Lookup> promise;
     std::future<Lookup> result;
   };
-  std::unordered_map<std::string, Ahead> ahead_;
+  std::unordered_map<std::string, std::shared_ptr<Ahead>> ahead_;
   std::unordered_set<std::string> requested_;  // every name looked up or prefetched
   double scan_wait_ms_ = 0;                    // waiting, after the walk, for the string scans
   double wait_ms_ = 0;                         // waiting, in the walk, for a lookup that ran ahead
