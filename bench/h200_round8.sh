@@ -48,3 +48,5 @@ PY
 cat "$OUT/startup-summary.txt" "$OUT/new/deps-vs-ldd-summary.txt" "$OUT/deps-timing.txt"
 [[ -n "$OLD" ]] && cat "$OUT/old/deps-vs-ldd-summary.txt"
 tail -2 "$OUT/deps-vs-which.txt"
+# Everything in one file: the device run returns only a few files.
+tar -C "$OUT" -czf "$OUT.tar.gz" . && rm -rf "${OUT:?}"/*

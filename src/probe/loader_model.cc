@@ -231,6 +231,15 @@ class Modeler {
   Result<LoadTree> run(const std::string& file_or_name) {
     const auto start = start_;
     pool_.start();  // while the root is opened
+    // The knowledge base parses its library-name table on the first query: have a pool
+    // thread pay for it now rather than the walk at its first NVIDIA library.
+    if (s_.companions) {
+      pool_.submit([this] {
+        const auto t0 = Clock::now();
+        (void)nvidia_runtime_companions(kb_, "libcudnn.so.9", Os::linux, "");
+        tracer_.add("kb library names", t0, Clock::now());
+      });
+    }
     LoadedObject root;
     root.name = file_or_name;
     if (file_or_name.find('/') != std::string::npos) {
@@ -245,8 +254,10 @@ class Modeler {
       root.rule = SearchRule::path;
       root.rule_detail = "given on the command line";
     }
+    const auto t_root = Clock::now();
     auto mapped = root.path ? open_elf(*root.path) : Result<Opened>(fail(""));
     if (root.path && !mapped) return std::unexpected(mapped.error());
+    tracer_.add("open " + file_or_name, t_root, Clock::now());
     if (root.path) {
       cls_is64_ = mapped->elf.is_64;
       machine_ = mapped->elf.machine;
@@ -424,10 +435,18 @@ class Modeler {
     return scan;
   }
 
-  // A file mapped and parsed (see open_elf).
+  // What start_reads started for a file.
+  struct Reads {
+    bool started = false;
+    std::optional<std::future<TableRead>> table;
+    std::optional<RodataScan> scan;
+  };
+
+  // A file mapped and parsed (see open_elf), with its reads once started.
   struct Opened {
     std::shared_ptr<MappedFile> mapped;
     ElfInfo elf;
+    Reads reads;
   };
 
   // Maps and parses a file; any thread. Symbols are looked up in place
@@ -438,37 +457,39 @@ class Modeler {
     auto e = parse_elf((*m)->bytes(), path, ElfParseOptions{.versions = s_.symbols});
     if (!e) return std::unexpected(e.error());
     if (!*e) return fail(fmt::format("{}: not an ELF file", path));
-    return Opened{std::shared_ptr<MappedFile>(std::move(*m)), std::move(**e)};
+    return Opened{std::shared_ptr<MappedFile>(std::move(*m)), std::move(**e), {}};
   }
 
-  // Starts object `index`'s symbol table read and, for cuDNN, its string scan.
-  void start_reads(int index, const std::string& path, const std::shared_ptr<MappedFile>& mapped) {
+  // Starts a file's symbol table read and, for cuDNN, its string scan, in the background;
+  // any thread. A lookup starts them as soon as it has opened the file: they are ready
+  // sooner than if the walk started them when it takes the file.
+  Reads start_reads(const std::string& path, const std::shared_ptr<MappedFile>& mapped) {
+    Reads reads;
+    reads.started = true;
     if (s_.symbols) {
-      // Read on the pool while the walk goes on: the imports of libtorch_cpu.so
-      // and libtorch_cuda.so are tens of thousands of entries to page in.
-      tables_.emplace(index, pool_.submit(
-                                 [&tracer = tracer_, mapped, path] {
-                                   const auto t0 = Clock::now();
-                                   TableRead r;
-                                   auto t = ElfSymbolTable::read(
-                                       mapped->bytes(), path,
-                                       [&m = *mapped](ByteView part) { m.prefetch(part); });
-                                   if (!t) {
-                                     r.error = t.error().message;
-                                   } else if (*t) {
-                                     r.table = std::move(**t);
-                                     r.mapped = mapped;
-                                   }
-                                   if (tracer.on())
-                                     tracer.add("table " + path_basename(path), t0, Clock::now());
-                                   return r;
-                                 },
-                                 /*background=*/true));
+      // The imports of libtorch_cpu.so and libtorch_cuda.so are tens of thousands of
+      // entries to page in.
+      reads.table = pool_.submit(
+          [&tracer = tracer_, mapped, path] {
+            const auto t0 = Clock::now();
+            TableRead r;
+            auto t = ElfSymbolTable::read(mapped->bytes(), path,
+                                          [&m = *mapped](ByteView part) { m.prefetch(part); });
+            if (!t) {
+              r.error = t.error().message;
+            } else if (*t) {
+              r.table = std::move(**t);
+              r.mapped = mapped;
+            }
+            if (tracer.on()) tracer.add("table " + path_basename(path), t0, Clock::now());
+            return r;
+          },
+          /*background=*/true);
     }
-    const std::string base = path_basename(path);
-    if (s_.companions && s_.companion_strings && base.starts_with("libcudnn")) {
-      scans_.emplace(index, start_scan(path, mapped));
+    if (s_.companions && s_.companion_strings && path_basename(path).starts_with("libcudnn")) {
+      reads.scan = start_scan(path, mapped);
     }
+    return reads;
   }
 
   void init_defaults() {
@@ -597,6 +618,7 @@ class Modeler {
   // Object i's file is chosen and opened: it is loaded; its reads start and the
   // lookups of what it needs run ahead.
   void accept(int i, Opened opened) {
+    const auto t0 = Clock::now();
     auto& o = tree_.objects[static_cast<size_t>(i)];
     o.real_path = real_of(*o.path);
     o.version = version_from_file_name(path_basename(o.real_path));
@@ -604,8 +626,11 @@ class Modeler {
     if (o.elf->soname) loaded_[*o.elf->soname] = i;
     loaded_[o.name] = i;
     loaded_[*o.path] = i;
-    start_reads(i, *o.path, opened.mapped);
+    if (!opened.reads.started) opened.reads = start_reads(*o.path, opened.mapped);
+    if (opened.reads.table) tables_.emplace(i, std::move(*opened.reads.table));
+    if (opened.reads.scan) scans_.emplace(i, std::move(*opened.reads.scan));
     prefetch_children(i);
+    if (tracer_.on()) tracer_.add("accept " + display(i), t0, Clock::now());
   }
 
   // What one search is given: everything it needs from the tree, taken on the
@@ -657,6 +682,7 @@ class Modeler {
       l.o.severity = LoadSeverity::error;
     } else {
       l.opened = std::move(*opened);
+      l.opened->reads = start_reads(*l.o.path, l.opened->mapped);
     }
     return l;
   }
@@ -677,8 +703,14 @@ class Modeler {
     ahead_.emplace(name, std::move(a));
   }
 
+  // The DT_NEEDED entries first: the companions need the knowledge base, which the
+  // first NVIDIA library may still be waiting for (see run()).
   void prefetch_children(int i) {
-    for (const auto& w : wanted_of(i, /*commit=*/false)) prefetch(w.first, i);
+    for (const auto& n : tree_.objects[static_cast<size_t>(i)].elf->needed) prefetch(n, i);
+    if (!s_.companions) return;
+    std::vector<std::pair<std::string, std::string>> wanted;
+    add_companions(i, wanted, /*commit=*/false);
+    for (const auto& w : wanted) prefetch(w.first, i);
   }
 
   // The directories a lookup from `requester` searches before the cache and the default
