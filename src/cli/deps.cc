@@ -417,8 +417,16 @@ int run_deps(const DepsOptions& o, std::ostream& out, std::ostream& err) {
       settings.dlopen_caller = std::move(*caller);
     }
     const double config_ms = ms_since(t_config);
+    const auto t_model = Clock::now();
     tree = model_linux_load(*setup->fs, *setup->kb, o.target, settings);
-    if (tree) tree->timing_ms["loader_config"] = config_ms;
+    const double model_ms = ms_since(t_model);
+    if (tree) {
+      tree->timing_ms["loader_config"] = config_ms;
+      // After "total": the model's threads joined and its files unmapped.
+      if (auto t = tree->timing_ms.find("total"); t != tree->timing_ms.end()) {
+        tree->timing_ms["teardown"] = std::max(0.0, model_ms - t->second);
+      }
+    }
   }
   if (!tree) {
     err << "dlenv deps: " << tree.error().message << "\n";

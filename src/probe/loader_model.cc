@@ -640,10 +640,10 @@ class Modeler {
     int requester = -1;
     std::string origin;  // the requester's directory: $ORIGIN of a name with a '/'
     std::string who;     // " (needed by libx.so.1)", or empty for the root
-    std::vector<SearchDir> dirs;
+    std::shared_ptr<const std::vector<SearchDir>> dirs;  // shared by one requester's lookups
   };
 
-  Request request_for(const std::string& name, int requester) const {
+  Request request_for(const std::string& name, int requester) {
     Request r;
     r.name = name;
     r.requester = requester;
@@ -651,7 +651,11 @@ class Modeler {
       r.origin = path_dirname(tree_.objects[static_cast<size_t>(requester)].path.value_or("/"));
       r.who = fmt::format(" (needed by {})", display(requester));
     }
-    if (name.find('/') == std::string::npos) r.dirs = search_list(requester);
+    if (name.find('/') == std::string::npos) {
+      auto& list = search_lists_[requester];
+      if (!list) list = std::make_shared<const std::vector<SearchDir>>(search_list(requester));
+      r.dirs = list;
+    }
     return r;
   }
 
@@ -829,7 +833,7 @@ class Modeler {
       o.searched.push_back(p);
       consider(o, p, SearchRule::path, "the name contains a '/'", seen_real);
     } else {
-      for (const auto& d : r.dirs) {
+      for (const auto& d : *r.dirs) {
         o.searched.push_back(d.dir + "  (" + d.label + ")");
         for (const auto& f : files_in(d.dir, o.name, /*listed=*/true)) {
           consider(o, f, d.rule, d.detail, seen_real);
@@ -1116,8 +1120,10 @@ class Modeler {
   };
   std::unordered_map<std::string, std::shared_ptr<Ahead>> ahead_;
   std::unordered_set<std::string> requested_;  // every name looked up or prefetched
-  double scan_wait_ms_ = 0;                    // waiting, after the walk, for the string scans
-  double wait_ms_ = 0;                         // waiting, in the walk, for a lookup that ran ahead
+  // The search list of each requester (its chain and the settings do not change).
+  std::unordered_map<int, std::shared_ptr<const std::vector<SearchDir>>> search_lists_;
+  double scan_wait_ms_ = 0;  // waiting, after the walk, for the string scans
+  double wait_ms_ = 0;       // waiting, in the walk, for a lookup that ran ahead
   std::map<int, std::future<TableRead>> tables_;  // being read, by object
   std::map<int, std::pair<std::shared_ptr<MappedFile>, ElfSymbolTable>> symbols_;
   bool libcuda_added_ = false;

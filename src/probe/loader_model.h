@@ -143,8 +143,9 @@ struct LoadTree {
   std::vector<LoadedObject> objects;  // [0] is the root, then breadth-first load order
   int errors = 0;
   int warnings = 0;
-  // Where the time went: "walk" (search, open, parse), "companion_scan_wait",
-  // "symbols", "families", "total".
+  // Where the time went: "walk" (of it "walk_wait"), "walk_search" and "walk_open" (summed
+  // over threads), "companion_scan_wait", "symbols" (of it "symbols_tables_wait"),
+  // "families", "total" (docs/json-schema.md).
   std::map<std::string, double> timing_ms;
   std::vector<LoadTraceSpan> trace;  // with LinuxLoaderSettings::trace, in start order
 };
