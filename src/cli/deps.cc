@@ -9,6 +9,7 @@
 
 #include "binfmt/elf.h"
 #include "cli/cli.h"
+#include "cli/process_exit.h"
 #include "cli/setup.h"
 #include "kb/kb.h"
 #include "platform/dynamic_library.h"
@@ -408,6 +409,7 @@ int run_deps(const DepsOptions& o, std::ostream& out, std::ostream& err) {
     const auto t_config = Clock::now();
     auto settings = settings_for(*setup, !o.root.empty());
     settings.trace = o.trace;
+    settings.keep_resources = true;  // see keep_until_exit below
     if (!o.dlopen_from.empty()) {
       auto caller = dlopen_caller(*setup->fs, o.dlopen_from, o.target);
       if (!caller) {
@@ -433,7 +435,10 @@ int run_deps(const DepsOptions& o, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
   tree->timing_ms["setup"] = setup_ms;
-  return render(o.target, *tree, o.flat, o.json, out, PathStyle{*os == Os::windows});
+  const int code = render(o.target, *tree, o.flat, o.json, out, PathStyle{*os == Os::windows});
+  // The walk's threads and mappings: left to the process's exit when main allows it.
+  keep_until_exit(std::move(tree->resources));
+  return code;
 }
 
 std::vector<std::string> explain_windows_load_failure(const LoadTree& tree,

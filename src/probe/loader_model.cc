@@ -35,6 +35,18 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
+// How long a thread with nothing to do polls before it sleeps: waking a sleeping thread
+// costs ~50 us on a VM (the H200 machine is one), longer than most lookups.
+constexpr auto kSpin = std::chrono::microseconds(400);
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
 // Worker threads for one walk (the lookups of the walk and the symbol check and, in the
 // background, the symbol tables and the cuDNN string scans). The threads start one another,
 // so that the walk does not wait for sixteen clone() calls; they are joined when the pool
@@ -49,6 +61,7 @@ class TaskPool {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stop_ = true;
+      stopping_ = true;
     }
     wake_.notify_all();
     // A starting thread may still add the next one: join until none is left.
@@ -78,10 +91,17 @@ class TaskPool {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       (background ? background_ : queue_).emplace_back([task] { (*task)(); });
+      ++queued_;
       if (threads_.empty()) threads_.emplace_back([this] { work(); });
     }
     wake_.notify_one();
     return future;
+  }
+
+  // Waits until every task submitted so far has run (or been dropped by a stop).
+  void wait_idle() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    idle_.wait(lock, [this] { return stop_ || (queued_ == 0 && running_ == 0); });
   }
 
  private:
@@ -94,6 +114,11 @@ class TaskPool {
       }
     }
     for (;;) {
+      const auto until = Clock::now() + kSpin;
+      while (queued_.load(std::memory_order_relaxed) == 0 &&
+             !stopping_.load(std::memory_order_relaxed) && Clock::now() < until) {
+        cpu_relax();
+      }
       std::function<void()> job;
       {
         std::unique_lock<std::mutex> lock(mutex_);
@@ -102,16 +127,27 @@ class TaskPool {
         auto& q = queue_.empty() ? background_ : queue_;
         job = std::move(q.front());
         q.pop_front();
+        --queued_;
+        ++running_;
       }
       job();
+      bool idle = false;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        idle = --running_ == 0 && queued_ == 0;
+      }
+      if (idle) idle_.notify_all();
     }
   }
 
   std::mutex mutex_;
-  std::condition_variable wake_;
+  std::condition_variable wake_, idle_;
   std::deque<std::function<void()>> queue_, background_;
   std::vector<std::thread> threads_;
   bool stop_ = false;
+  std::atomic<size_t> queued_{0};  // changed under mutex_, read by spinning threads
+  size_t running_ = 0;
+  std::atomic<bool> stopping_{false};
 };
 
 // A memo shared by the pool's threads: each value is computed once, by the first thread
@@ -355,6 +391,13 @@ class Modeler {
       if (o.severity == LoadSeverity::warning) ++tree_.warnings;
     }
     return std::move(tree_);
+  }
+
+  // Lets the pool's remaining tasks finish (lookups nobody took do nothing); the threads
+  // then wait, idle, until the Modeler goes.
+  void quiesce() {
+    for (auto& [name, a] : ahead_) a->claimed.store(true);
+    pool_.wait_idle();
   }
 
  private:
@@ -702,7 +745,9 @@ class Modeler {
     a->request = request_for(name, requester);
     a->result = a->promise.get_future();
     pool_.submit([this, a] {
-      if (!a->claimed.exchange(true)) a->promise.set_value(lookup(a->request));
+      if (a->claimed.exchange(true)) return;
+      a->promise.set_value(lookup(a->request));
+      a->done.store(true, std::memory_order_release);
     });
     ahead_.emplace(name, std::move(a));
   }
@@ -918,6 +963,10 @@ class Modeler {
         l = lookup(a->second->request);
       } else {
         const auto t0 = Clock::now();
+        for (const auto until = t0 + kSpin;
+             !a->second->done.load(std::memory_order_acquire) && Clock::now() < until;) {
+          cpu_relax();
+        }
         l = a->second->result.get();
         wait_ms_ += ms_between(t0, Clock::now());
         if (tracer_.on()) tracer_.add("wait " + o.name, t0, Clock::now());
@@ -1115,6 +1164,7 @@ class Modeler {
     int requester = -1;
     Request request;
     std::atomic<bool> claimed{false};
+    std::atomic<bool> done{false};  // the result is set
     std::promise<Lookup> promise;
     std::future<Lookup> result;
   };
@@ -1200,8 +1250,13 @@ std::string expand_dst(std::string_view dir, const std::string& origin, const st
 Result<LoadTree> model_linux_load(const FileSystem& fs, const Kb& kb,
                                   const std::string& file_or_name,
                                   const LinuxLoaderSettings& settings) {
-  Modeler m(fs, kb, settings);
-  return m.run(file_or_name);
+  auto m = std::make_shared<Modeler>(fs, kb, settings);
+  auto tree = m->run(file_or_name);
+  if (tree && settings.keep_resources) {
+    m->quiesce();  // nothing touches fs, kb or settings once this returns
+    tree->resources = std::move(m);
+  }
+  return tree;
 }
 
 }  // namespace dlenv
