@@ -592,7 +592,12 @@ class Modeler {
       if (name == soname) return;
       wanted.emplace_back(name, note);
     };
-    for (const auto& c : nvidia_runtime_companions(kb_, soname, Os::linux, "")) add(c.name, c.note);
+    auto known = companions_of_.find(soname);  // asked twice per object: when taken, when walked
+    if (known == companions_of_.end()) {
+      known = companions_of_.emplace(soname, nvidia_runtime_companions(kb_, soname, Os::linux, ""))
+                  .first;
+    }
+    for (const auto& c : known->second) add(c.name, c.note);
     if (!libcuda_added_ && loads_cuda_driver(soname, Os::linux) &&
         !soname.starts_with("libcuda.")) {
       if (commit) libcuda_added_ = true;
@@ -1170,6 +1175,7 @@ class Modeler {
   };
   std::unordered_map<std::string, std::shared_ptr<Ahead>> ahead_;
   std::unordered_set<std::string> requested_;  // every name looked up or prefetched
+  std::unordered_map<std::string, std::vector<RuntimeCompanion>> companions_of_;  // by soname
   // The search list of each requester (its chain and the settings do not change).
   std::unordered_map<int, std::shared_ptr<const std::vector<SearchDir>>> search_lists_;
   double scan_wait_ms_ = 0;  // waiting, after the walk, for the string scans
