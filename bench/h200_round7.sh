@@ -10,9 +10,8 @@ DLENV="$(realpath "$1")"
 OLD="${2:-}"
 N="${3:-21}"
 OUT="${OUT:?set OUT}"
-PY=/opt/torch/.venv/bin/python3
-[[ -x "$PY" ]] || PY=python3
-site=$("$PY" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+# shellcheck source=bench/h200_common.sh
+source "$here/h200_common.sh"
 lib="$site/torch/lib/libtorch_cuda.so"
 { date -u; uname -r; nproc; grep -m1 "model name" /proc/cpuinfo; "$DLENV" --version; } > "$OUT/machine.txt" 2>&1
 mkdir -p "$OUT/new"

@@ -117,9 +117,10 @@ struct DepsRun {
 };
 
 DepsRun deps(const Root& r, const std::string& target, const std::string& env = "",
-             bool json_out = true) {
+             bool json_out = true, const std::vector<std::string>& extra = {}) {
   std::vector<std::string> args = {"dlenv", "deps", target, "--root", r.root()};
   if (json_out) args.push_back("--json");
+  args.insert(args.end(), extra.begin(), extra.end());
   std::string env_path;
   if (!env.empty()) {
     env_path = r.root() + ".env";
@@ -246,14 +247,8 @@ TEST(DepsRules, DlopenFromAnExtensionSearchesItsRunpathOrRpath) {
     auto plain = deps(r, "libx.so.1");  // from a program without RPATH/RUNPATH
     EXPECT_EQ(plain.obj("libx.so.1")["path"], std::string(kMulti) + "/libx.so.1");
 
-    std::vector<std::string> args = {"dlenv",  "deps",          "libx.so.1",           "--root",
-                                     r.root(), "--dlopen-from", "/opt/pkg/ext/ext.so", "--json"};
-    std::vector<const char*> argv;
-    for (const auto& a : args) argv.push_back(a.c_str());
-    std::ostringstream out, err;
-    const int code = cli_main(static_cast<int>(argv.size()), argv.data(), out, err, false);
-    const json j = json::parse(out.str());
-    const json& x = j["objects"][0];
+    auto run = deps(r, "libx.so.1", "", true, {"--dlopen-from", "/opt/pkg/ext/ext.so"});
+    const json& x = run.j["objects"][0];
     EXPECT_EQ(x["path"], "/opt/pkg/dep/libx.so.1");
     EXPECT_EQ(x["rule"], new_dtags ? "DT_RUNPATH" : "DT_RPATH");
     EXPECT_THAT(x["rule_detail"].get<std::string>(),
@@ -261,13 +256,13 @@ TEST(DepsRules, DlopenFromAnExtensionSearchesItsRunpathOrRpath) {
                                       " of ext.so: $ORIGIN/../dep:/opt/leafdir"));
     ASSERT_EQ(x["shadowed"].size(), 1u);
     EXPECT_EQ(x["shadowed"][0]["rule"], "default directory");
-    const json& leaf = j["objects"][1];
+    const json& leaf = run.j["objects"][1];
     ASSERT_EQ(leaf["name"], "libleaf.so.1");
     if (new_dtags) {  // DT_RUNPATH is the caller's only, not inherited
-      EXPECT_EQ(code, 1);
+      EXPECT_EQ(run.code, 1);
       EXPECT_TRUE(leaf["missing"].get<bool>());
     } else {  // DT_RPATH is searched for what libx.so.1 needs too
-      EXPECT_EQ(code, 0) << out.str();
+      EXPECT_EQ(run.code, 0) << run.out;
       EXPECT_EQ(leaf["path"], "/opt/leafdir/libleaf.so.1");
       EXPECT_THAT(leaf["rule_detail"].get<std::string>(),
                   ::testing::HasSubstr("DT_RPATH of ext.so (inherited: it called dlopen)"));
@@ -281,13 +276,9 @@ TEST(DepsRules, DlopenFromAnExtensionSearchesItsRunpathOrRpath) {
            {"/opt/x.so", "/opt/notelf.so", "is a path"},
            {"libx.so.1", "/opt/notelf.so", "not an ELF file"},
            {"libx.so.1", "/opt/none.so", "cannot read"}}) {
-    std::vector<std::string> args = {"dlenv",  "deps",          target, "--root",
-                                     r.root(), "--dlopen-from", from};
-    std::vector<const char*> argv;
-    for (const auto& a : args) argv.push_back(a.c_str());
-    std::ostringstream out, err;
-    EXPECT_EQ(cli_main(static_cast<int>(argv.size()), argv.data(), out, err, false), kExitUsage);
-    EXPECT_THAT(err.str(), ::testing::HasSubstr(want));
+    auto run = deps(r, target, "", false, {"--dlopen-from", from});
+    EXPECT_EQ(run.code, kExitUsage);
+    EXPECT_THAT(run.err, ::testing::HasSubstr(want));
   }
 }
 
