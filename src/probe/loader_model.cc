@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -1046,19 +1047,38 @@ class Modeler {
           const auto began = Clock::now();
           Item& item = work[w];
           const auto& imports = symbols_.at(item.object).second.imports();
-          size_t last = 0;  // imports come in runs from one library: try the last hit first
+          // An object's imports come from a few libraries, interleaved: the providers of
+          // the last hits are tried first, most recent first, then all of them in order.
+          std::array<size_t, 4> recent{};
+          size_t known = 0;
           for (size_t m = item.begin; m < item.end; ++m) {
             const auto& imp = imports[m];
             if (imp.weak) continue;
             const uint32_t hash = ElfSymbolTable::gnu_hash(imp.name);  // once, not per provider
-            bool found = !providers.empty() && providers[last]->defines(imp.name, hash);
-            for (size_t k = 0; k < providers.size() && !found; ++k) {
-              if (k != last && providers[k]->defines(imp.name, hash)) {
-                found = true;
-                last = k;
+            size_t hit = providers.size();
+            for (size_t r = 0; r < known && hit == providers.size(); ++r) {
+              if (providers[recent[r]]->defines(imp.name, hash)) hit = recent[r];
+            }
+            for (size_t k = 0; k < providers.size() && hit == providers.size(); ++k) {
+              if (std::find(recent.begin(), recent.begin() + static_cast<ptrdiff_t>(known), k) ==
+                      recent.begin() + static_cast<ptrdiff_t>(known) &&
+                  providers[k]->defines(imp.name, hash)) {
+                hit = k;
               }
             }
-            if (!found) item.missing.emplace_back(imp.name);
+            if (hit == providers.size()) {
+              item.missing.emplace_back(imp.name);
+              continue;
+            }
+            // Move (or add) the hit to the front.
+            auto end = recent.begin() + static_cast<ptrdiff_t>(known);
+            auto at = std::find(recent.begin(), end, hit);
+            if (at == end) {
+              if (known < recent.size()) ++known;
+              at = recent.begin() + static_cast<ptrdiff_t>(known) - 1;
+            }
+            std::rotate(recent.begin(), at, at + 1);
+            recent[0] = hit;
           }
           if (tracer_.on()) {
             tracer_.add(
