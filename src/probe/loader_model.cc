@@ -36,8 +36,10 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-// How long a thread with nothing to do polls before it sleeps: waking a sleeping thread
-// costs ~50 us on a VM (the H200 machine is one), longer than most lookups.
+// How long the walk polls for a lookup it waits on before it sleeps: waking a sleeping
+// thread costs ~50 us on a VM (the H200 machine is one), longer than most lookups. Only
+// the walk's own thread polls: idle pool threads that polled competed for the queue's lock
+// with the walk submitting work, and for the CPUs with the threads doing it (H200 run 13).
 constexpr auto kSpin = std::chrono::microseconds(400);
 
 void cpu_relax() {
@@ -62,7 +64,6 @@ class TaskPool {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stop_ = true;
-      stopping_ = true;
     }
     wake_.notify_all();
     // A starting thread may still add the next one: join until none is left.
@@ -99,6 +100,23 @@ class TaskPool {
     return future;
   }
 
+  // Queues tasks that return nothing under one lock and wakes every idle thread once: a
+  // requester's lookups go out together.
+  void submit_all(std::vector<std::function<void()>> tasks) {
+    if (tasks.empty()) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (auto& t : tasks) queue_.push_back(std::move(t));
+      queued_ += tasks.size();
+      if (threads_.empty()) threads_.emplace_back([this] { work(); });
+    }
+    if (tasks.size() == 1) {
+      wake_.notify_one();
+    } else {
+      wake_.notify_all();
+    }
+  }
+
   // Waits until every task submitted so far has run (or been dropped by a stop).
   void wait_idle() {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -115,11 +133,6 @@ class TaskPool {
       }
     }
     for (;;) {
-      const auto until = Clock::now() + kSpin;
-      while (queued_.load(std::memory_order_relaxed) == 0 &&
-             !stopping_.load(std::memory_order_relaxed) && Clock::now() < until) {
-        cpu_relax();
-      }
       std::function<void()> job;
       {
         std::unique_lock<std::mutex> lock(mutex_);
@@ -146,9 +159,7 @@ class TaskPool {
   std::deque<std::function<void()>> queue_, background_;
   std::vector<std::thread> threads_;
   bool stop_ = false;
-  std::atomic<size_t> queued_{0};  // changed under mutex_, read by spinning threads
-  size_t running_ = 0;
-  std::atomic<bool> stopping_{false};
+  size_t queued_ = 0, running_ = 0;
 };
 
 // A memo shared by the pool's threads: each value is computed once, by the first thread
@@ -368,7 +379,9 @@ class Modeler {
                                        : "cuDNN calls cuBLASLt through dlopen");
         }
         std::erase_if(wanted, [&](const auto& w) { return has_child(i, w.first); });
-        for (const auto& w : wanted) prefetch(w.first, i);
+        std::vector<std::function<void()>> batch;
+        for (const auto& w : wanted) prefetch(w.first, i, batch);
+        pool_.submit_all(std::move(batch));
         wanted_by.emplace_back(i, std::move(wanted));
       }
       for (auto& [i, wanted] : wanted_by) add_children(i, wanted);
@@ -743,14 +756,17 @@ class Modeler {
   // Starts, on the pool, the lookup of `name` as requested by object `requester`, unless
   // it is loaded or was requested before: then the walk will find it loaded (the object
   // that asked first is also the first in load order), or look it up itself.
-  void prefetch(const std::string& name, int requester) {
+  // Adds to `batch` the task that looks up `name` as requested by object `requester`,
+  // unless it is loaded or was requested before: then the walk will find it loaded (the
+  // object that asked first is also the first in load order), or look it up itself.
+  void prefetch(const std::string& name, int requester, std::vector<std::function<void()>>& batch) {
     if (loaded_.contains(name) || !requested_.insert(name).second) return;
     if (std::find(s_.preloaded.begin(), s_.preloaded.end(), name) != s_.preloaded.end()) return;
     auto a = std::make_shared<Ahead>();
     a->requester = requester;
     a->request = request_for(name, requester);
     a->result = a->promise.get_future();
-    pool_.submit([this, a] {
+    batch.push_back([this, a] {
       if (a->claimed.exchange(true)) return;
       a->promise.set_value(lookup(a->request));
       a->done.store(true, std::memory_order_release);
@@ -758,14 +774,18 @@ class Modeler {
     ahead_.emplace(name, std::move(a));
   }
 
-  // The DT_NEEDED entries first: the companions need the knowledge base, which the
+  // The DT_NEEDED entries go out first: the companions need the knowledge base, which the
   // first NVIDIA library may still be waiting for (see run()).
   void prefetch_children(int i) {
-    for (const auto& n : tree_.objects[static_cast<size_t>(i)].elf->needed) prefetch(n, i);
+    std::vector<std::function<void()>> batch;
+    for (const auto& n : tree_.objects[static_cast<size_t>(i)].elf->needed) prefetch(n, i, batch);
+    pool_.submit_all(std::move(batch));
     if (!s_.companions) return;
     std::vector<std::pair<std::string, std::string>> wanted;
     add_companions(i, wanted, /*commit=*/false);
-    for (const auto& w : wanted) prefetch(w.first, i);
+    batch.clear();
+    for (const auto& w : wanted) prefetch(w.first, i, batch);
+    pool_.submit_all(std::move(batch));
   }
 
   // The directories a lookup from `requester` searches before the cache and the default
