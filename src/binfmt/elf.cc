@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
-#include <memory>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>

@@ -424,7 +424,8 @@ int run_deps(const DepsOptions& o, std::ostream& out, std::ostream& err) {
     const double model_ms = ms_since(t_model);
     if (tree) {
       tree->timing_ms["loader_config"] = config_ms;
-      // After "total": the model's threads joined and its files unmapped.
+      // After "total": the model's threads brought to rest (keep_resources), its files
+      // still mapped for the process exit (cli/process_exit.h).
       if (auto t = tree->timing_ms.find("total"); t != tree->timing_ms.end()) {
         tree->timing_ms["teardown"] = std::max(0.0, model_ms - t->second);
       }

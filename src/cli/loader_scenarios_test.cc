@@ -108,11 +108,14 @@ class Tree : public testing::SysrootBase<Tree> {
     file(std::string(kVenvPrefix) + "/pyvenv.cfg",
          "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.3\n");
     file(std::string(kVenvPrefix) + "/bin/python3", "not really python");
-    const std::string site = std::string(kVenvPrefix) + "/lib/python3.12/site-packages";
+    const std::string site = venv_site();
     fs::create_directories(at(site));
     return site;
   }
   static constexpr const char* kVenvPrefix = "/home/u/venv";
+  static std::string venv_site() {
+    return std::string(kVenvPrefix) + "/lib/python3.12/site-packages";
+  }
   static std::string venv_env() {
     return std::string("HOME=/home/u\nVIRTUAL_ENV=") + kVenvPrefix + "\nPATH=" + kVenvPrefix +
            "/bin:/usr/bin\n";
@@ -573,7 +576,7 @@ TEST(LoaderScenario, PaddleThreeOpensCudnn9ThatNoSearchReaches) {
   const std::string e = text((*f)["evidence"]);
   EXPECT_NE(e.find("libpaddle.so opens libcudnn.so.9 at run time (dlopen)"), std::string::npos)
       << e;
-  const std::string site = std::string(Tree::kVenvPrefix) + "/lib/python3.12/site-packages";
+  const std::string site = Tree::venv_site();
   // Searched through libpaddle.so's DT_RUNPATH (LD_LIBRARY_PATH is not set).
   EXPECT_NE(e.find(site + "/nvidia/cudnn/lib  (DT_RUNPATH of libpaddle.so)"), std::string::npos)
       << e;
@@ -620,7 +623,7 @@ TEST(LoaderScenario, CupyCudnnModuleNeedsCudnn8ThatOnlyExistsOffTheSearchPath) {
       << f->dump(2);
   // The module has no path into site-packages/nvidia: installing the cuDNN 8 wheel is not enough
   // by itself, the fix puts its directory on LD_LIBRARY_PATH too.
-  const std::string site = std::string(Tree::kVenvPrefix) + "/lib/python3.12/site-packages";
+  const std::string site = Tree::venv_site();
   EXPECT_NE(text((*f)["fix"])
                 .find("install 'nvidia-cudnn-cu12==8.9.*' && export "
                       "LD_LIBRARY_PATH='" +
@@ -669,7 +672,7 @@ TEST(LoaderScenario, Tensorflow215NeedsCudnn8AndOnlyTheCudnn9WheelIsThere) {
   EXPECT_NE(e.find("_pywrap_tensorflow_internal.so opens libcudnn.so.8 at run time (dlopen)"),
             std::string::npos)
       << e;
-  const std::string site = std::string(Tree::kVenvPrefix) + "/lib/python3.12/site-packages";
+  const std::string site = Tree::venv_site();
   EXPECT_NE(e.find(site + "/nvidia/cudnn/lib"), std::string::npos) << e;
   EXPECT_NE(text((*f)["fix"]).find("install 'nvidia-cudnn-cu12==8.9.*'"), std::string::npos)
       << f->dump(2);
@@ -748,7 +751,7 @@ TEST(LoaderScenario, OnnxRuntimeProviderTakesTheToolkitsCudnnAheadOfItsWheel) {
                       "/usr/local/cuda-12.6/lib64/libcudnn.so.9 (LD_LIBRARY_PATH)"),
             std::string::npos)
       << f->dump(2);
-  const std::string site = std::string(Tree::kVenvPrefix) + "/lib/python3.12/site-packages";
+  const std::string site = Tree::venv_site();
   EXPECT_NE(text((*f)["fix"]).find("export LD_LIBRARY_PATH='" + site + "/nvidia/cudnn/lib:"),
             std::string::npos)
       << f->dump(2);
@@ -790,7 +793,7 @@ std::set<std::string> finding_ids(const std::vector<Finding>& fs) {
 }
 
 TEST(LoaderScenario, LiveVersionOfAMixedWheelLoadIsNotAlsoAHeaderMismatch) {
-  const std::string site = std::string(Tree::kVenvPrefix) + "/lib/python3.12/site-packages";
+  const std::string site = Tree::venv_site();
   const std::string wheel = site + "/nvidia/cudnn/lib";
   auto tree = [&](Tree& t, const std::string& llp) {
     t.venv();

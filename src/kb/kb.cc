@@ -917,19 +917,20 @@ Result<std::shared_ptr<const Kb>> load_impl(std::map<std::string, std::string_vi
     }
   }
   std::map<std::string, json> docs;
-  for (const auto& [name, text] : files) {
-    if (lazy) break;  // each table is parsed on first use (KbImpl::ensure)
-    try {
-      json doc = json::parse(text);
-      if (!doc.is_object()) return fail(origin + name + ": expected a JSON object at the top");
-      auto schema = doc.find("schema");
-      if (schema == doc.end() || !schema->is_number_integer() || schema->get<int>() != 1) {
-        return fail(origin + name + ": unsupported or missing \"schema\" (expected 1)");
+  if (!lazy) {  // lazy: each table is parsed on its first query (KbImpl::ensure)
+    for (const auto& [name, text] : files) {
+      try {
+        json doc = json::parse(text);
+        if (!doc.is_object()) return fail(origin + name + ": expected a JSON object at the top");
+        auto schema = doc.find("schema");
+        if (schema == doc.end() || !schema->is_number_integer() || schema->get<int>() != 1) {
+          return fail(origin + name + ": unsupported or missing \"schema\" (expected 1)");
+        }
+        docs.emplace(name, std::move(doc));
+      } catch (const json::parse_error& e) {
+        return fail(origin + name + ": invalid JSON at byte " + std::to_string(e.byte) + ": " +
+                    e.what());
       }
-      docs.emplace(name, std::move(doc));
-    } catch (const json::parse_error& e) {
-      return fail(origin + name + ": invalid JSON at byte " + std::to_string(e.byte) + ": " +
-                  e.what());
     }
   }
   auto kb = std::make_shared<KbImpl>(std::move(files), std::move(owned));

@@ -90,23 +90,29 @@ class TaskPool {
   std::future<std::invoke_result_t<F>> submit(F f, bool background = false) {
     auto task = std::make_shared<std::packaged_task<std::invoke_result_t<F>()>>(std::move(f));
     auto future = task->get_future();
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      (background ? background_ : queue_).emplace_back([task] { (*task)(); });
-      ++queued_;
-      if (threads_.empty()) threads_.emplace_back([this] { work(); });
-    }
-    wake_.notify_one();
+    std::vector<std::function<void()>> one;
+    one.emplace_back([task] { (*task)(); });
+    push(std::move(one), background);
     return future;
   }
 
   // Queues tasks that return nothing under one lock and wakes every idle thread once: a
   // requester's lookups go out together.
-  void submit_all(std::vector<std::function<void()>> tasks) {
+  void submit_all(std::vector<std::function<void()>> tasks) { push(std::move(tasks), false); }
+
+  // Waits until every task submitted so far has run (or been dropped by a stop).
+  void wait_idle() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    idle_.wait(lock, [this] { return stop_ || (queued_ == 0 && running_ == 0); });
+  }
+
+ private:
+  void push(std::vector<std::function<void()>> tasks, bool background) {
     if (tasks.empty()) return;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      for (auto& t : tasks) queue_.push_back(std::move(t));
+      auto& q = background ? background_ : queue_;
+      for (auto& t : tasks) q.push_back(std::move(t));
       queued_ += tasks.size();
       if (threads_.empty()) threads_.emplace_back([this] { work(); });
     }
@@ -117,13 +123,6 @@ class TaskPool {
     }
   }
 
-  // Waits until every task submitted so far has run (or been dropped by a stop).
-  void wait_idle() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    idle_.wait(lock, [this] { return stop_ || (queued_ == 0 && running_ == 0); });
-  }
-
- private:
   void work() {
     {
       // Each new thread starts two more: sixteen in four rounds of clone().
@@ -494,35 +493,36 @@ class Modeler {
 
   // What start_reads started for a file.
   struct Reads {
-    bool started = false;
     std::optional<std::future<TableRead>> table;
     std::optional<RodataScan> scan;
   };
 
-  // A file mapped and parsed (see open_elf), with its reads once started.
+  // A file mapped and parsed (see open_elf), with its reads started.
   struct Opened {
     std::shared_ptr<MappedFile> mapped;
     ElfInfo elf;
     Reads reads;
   };
 
-  // Maps and parses a file; any thread. Symbols are looked up in place
-  // (ElfSymbolTable), never copied: libtorch_cpu.so alone exports ~250,000.
-  Result<Opened> open_elf(const std::string& path) const {
+  // Maps and parses a file and starts its reads (start_reads: as soon as it is opened,
+  // they are ready sooner than if the walk started them when it takes the file); any
+  // thread. Symbols are looked up in place (ElfSymbolTable), never copied: libtorch_cpu.so
+  // alone exports ~250,000.
+  Result<Opened> open_elf(const std::string& path) {
     auto m = fs_.map_file(path);
     if (!m) return fail(fmt::format("{}: cannot read: {}", path, m.error().message));
     auto e = parse_elf((*m)->bytes(), path, ElfParseOptions{.versions = s_.symbols});
     if (!e) return std::unexpected(e.error());
     if (!*e) return fail(fmt::format("{}: not an ELF file", path));
-    return Opened{std::shared_ptr<MappedFile>(std::move(*m)), std::move(**e), {}};
+    std::shared_ptr<MappedFile> mapped(std::move(*m));
+    Reads reads = start_reads(path, mapped);
+    return Opened{std::move(mapped), std::move(**e), std::move(reads)};
   }
 
   // Starts a file's symbol table read and, for cuDNN, its string scan, in the background;
-  // any thread. A lookup starts them as soon as it has opened the file: they are ready
-  // sooner than if the walk started them when it takes the file.
+  // any thread.
   Reads start_reads(const std::string& path, const std::shared_ptr<MappedFile>& mapped) {
     Reads reads;
-    reads.started = true;
     if (s_.symbols) {
       // The imports of libtorch_cpu.so and libtorch_cuda.so are tens of thousands of
       // entries to page in.
@@ -688,7 +688,6 @@ class Modeler {
     if (o.elf->soname) loaded_[*o.elf->soname] = i;
     loaded_[o.name] = i;
     loaded_[*o.path] = i;
-    if (!opened.reads.started) opened.reads = start_reads(*o.path, opened.mapped);
     if (opened.reads.table) tables_.emplace(i, std::move(*opened.reads.table));
     if (opened.reads.scan) scans_.emplace(i, std::move(*opened.reads.scan));
     prefetch_children(i);
@@ -748,14 +747,10 @@ class Modeler {
       l.o.severity = LoadSeverity::error;
     } else {
       l.opened = std::move(*opened);
-      l.opened->reads = start_reads(*l.o.path, l.opened->mapped);
     }
     return l;
   }
 
-  // Starts, on the pool, the lookup of `name` as requested by object `requester`, unless
-  // it is loaded or was requested before: then the walk will find it loaded (the object
-  // that asked first is also the first in load order), or look it up itself.
   // Adds to `batch` the task that looks up `name` as requested by object `requester`,
   // unless it is loaded or was requested before: then the walk will find it loaded (the
   // object that asked first is also the first in load order), or look it up itself.
@@ -763,7 +758,6 @@ class Modeler {
     if (loaded_.contains(name) || !requested_.insert(name).second) return;
     if (std::find(s_.preloaded.begin(), s_.preloaded.end(), name) != s_.preloaded.end()) return;
     auto a = std::make_shared<Ahead>();
-    a->requester = requester;
     a->request = request_for(name, requester);
     a->result = a->promise.get_future();
     batch.push_back([this, a] {
@@ -983,7 +977,8 @@ class Modeler {
       return;
     }
     Lookup l;
-    if (auto a = ahead_.find(o.name); a != ahead_.end() && a->second->requester == requester) {
+    if (auto a = ahead_.find(o.name);
+        a != ahead_.end() && a->second->request.requester == requester) {
       // Not started yet (the pool is busy, or still starting): the walk does it itself.
       if (!a->second->claimed.exchange(true)) {
         l = lookup(a->second->request);
@@ -1206,7 +1201,6 @@ class Modeler {
   // Lookups running ahead of the walk, by name, with the object that requested them; run
   // by whichever of the pool and the walk claims it first.
   struct Ahead {
-    int requester = -1;
     Request request;
     std::atomic<bool> claimed{false};
     std::atomic<bool> done{false};  // the result is set
