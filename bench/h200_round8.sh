@@ -2,7 +2,8 @@
 # Round 8 on the GPU machine: process start-up floor (/bin/true, a C++ hello, dlenv
 # --version), `dlenv deps` against ldd on torch's libtorch_cuda.so (new build and,
 # when given, an older one, in the same run), deps' timeline (--trace) and phase
-# times, and deps against what a real PyTorch process mapped (`dlenv which`).
+# times, deps against what a real PyTorch process mapped (`dlenv which`), and where
+# cuDNN keeps its dlopen names (what round 7 did, and more; round 7 is folded in here).
 # Usage: OUT=dir bench/h200_round8.sh path/to/dlenv [path/to/old-dlenv] [N]
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -36,6 +37,12 @@ for i in 1 2 3 4 5; do
 done > "$OUT/deps-timing.txt" 2>&1
 "$DLENV" which --json -- "$PY" -c "import torch, torch.nn.functional as F; F.conv2d(torch.zeros(1,1,8,8,device='cuda'), torch.zeros(1,1,3,3,device='cuda')); torch.zeros(8,8,device='cuda') @ torch.zeros(8,8,device='cuda')" > "$OUT/which-torch.json" 2> "$OUT/which-torch.err"
 "$PY" "$here/deps_vs_which.py" "$OUT/deps.json" "$OUT/which-torch.json" > "$OUT/deps-vs-which.txt" 2>&1
+# Where cuDNN keeps the sonames it dlopens (the sections deps scans).
+{ for f in "$site"/nvidia/cudnn/lib/libcudnn*.so.9; do
+    echo "== $f $(stat -c %s "$f")"
+    grep -abo 'libcublasLt\.so\.[0-9.]*\|libnvrtc\.so\.[0-9.]*' "$f" | head -5
+    readelf -SW "$f" | grep -E '\.l?rodata|\.dynstr'
+  done; } > "$OUT/cudnn-strings.txt" 2>&1
 python3 - "$OUT/startup.txt" <<'PY' > "$OUT/startup-summary.txt"
 import sys, statistics
 d = {}
