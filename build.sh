@@ -3,8 +3,10 @@
 #   ./build.sh doctor   install missing build packages, build, run `dlenv doctor`
 #   ./build.sh test     install missing build packages, build, run every test
 #                       (and the Windows build: dlenv.exe with mingw-w64, its tests under Wine)
+#                       and the release files (./build.sh package) with their tests
 # Other modes: ./build.sh asan (sanitizer build + all tests), ./build.sh build,
-#              ./build.sh windows (only the mingw build and the Wine suite)
+#              ./build.sh windows (only the mingw build and the Wine suite),
+#              ./build.sh package (dist/: tarball, .deb, Windows zip, wheels, SHA256SUMS)
 set -euo pipefail
 cd "$(dirname "$0")"
 mode="${1:-doctor}"
@@ -18,6 +20,19 @@ windows_suite() {
   cmake --preset mingw >/dev/null
   cmake --build --preset mingw -j "$jobs"
   ctest --preset mingw -j "$jobs" "$@"
+}
+
+# The release files in dist/ (scripts/package.sh): the Linux binary built against the
+# Debian bullseye sysroot (glibc 2.31; scripts/make-sysroot.sh, needs root for
+# debootstrap) and dlenv.exe from the mingw build.
+package_release() {
+  scripts/install-deps.sh --windows --package
+  if [[ $(id -u) -eq 0 ]]; then scripts/make-sysroot.sh; else sudo scripts/make-sysroot.sh; fi
+  cmake --preset dist >/dev/null
+  cmake --build --preset dist -j "$jobs"
+  cmake --preset mingw >/dev/null
+  cmake --build --preset mingw -j "$jobs" --target dlenv dlenv_zip
+  scripts/package.sh build/dist build/mingw dist
 }
 
 case "$mode" in
@@ -35,6 +50,11 @@ case "$mode" in
     cmake --build --preset ci -j "$jobs"
     ctest --preset ci -j "$jobs" "$@"
     windows_suite
+    package_release
+    ctest --preset dist -j "$jobs"
+    ;;
+  package)
+    package_release
     ;;
   windows)
     windows_suite "$@"
@@ -45,7 +65,7 @@ case "$mode" in
     ctest --preset asan -j "$jobs" "$@"
     ;;
   *)
-    echo "usage: ./build.sh [doctor|test|asan|build|windows] [args...]" >&2
+    echo "usage: ./build.sh [doctor|test|asan|build|windows|package] [args...]" >&2
     exit 2
     ;;
 esac

@@ -2,7 +2,7 @@
 # std::thread / std::mutex work) on Debian: `cmake --preset mingw`.
 #
 # Only the header-only libraries' include folders are given to the cross compiler
-# (cmake/mingw-deps.cmake stages links to them); never the host's /usr/include, whose
+# (cmake/staged-deps.cmake stages links to them); never the host's /usr/include, whose
 # glibc headers would silently replace the mingw ones.
 set(CMAKE_SYSTEM_NAME Windows)
 set(CMAKE_SYSTEM_PROCESSOR x86_64)
@@ -32,3 +32,4 @@ if(DLENV_WINE)
       WINEDLLOVERRIDES=mscoree,mshtml=)
   set(CMAKE_CROSSCOMPILING_EMULATOR ${CMAKE_COMMAND} -E env ${DLENV_WINE_ENV} ${DLENV_WINE})
 endif()
+set(DLENV_STAGED_HEADERS ON)

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages dlenv needs to build and test -- only the
-# ones that are missing. Usage: scripts/install-deps.sh [--windows] [--fuzz]
+# ones that are missing. Usage: scripts/install-deps.sh [--windows] [--package] [--fuzz]
 #   --windows  the mingw-w64 cross compilers and Wine (./build.sh windows)
+#   --package  debootstrap (the glibc 2.31 sysroot), Python's venv (the wheel and its test),
+#              unzip (./build.sh package and its tests)
 #   --fuzz     clang 16 and its libFuzzer runtime (scripts/fuzz.sh; ~45 MB to download)
 set -euo pipefail
 pkgs=(g++ cmake make libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev
@@ -9,8 +11,9 @@ pkgs=(g++ cmake make libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev lib
 for arg in "$@"; do
   case "$arg" in
     --windows) pkgs+=(g++-mingw-w64-x86-64-posix g++-mingw-w64-i686-posix wine wine64 libz-mingw-w64-dev) ;;
+    --package) pkgs+=(debootstrap python3 python3-venv unzip binutils) ;;
     --fuzz) pkgs+=(clang-16 libclang-rt-16-dev) ;;
-    *) echo "usage: scripts/install-deps.sh [--windows] [--fuzz]" >&2; exit 2 ;;
+    *) echo "usage: scripts/install-deps.sh [--windows] [--package] [--fuzz]" >&2; exit 2 ;;
   esac
 done
 missing=()

@@ -13,6 +13,7 @@
 #include "cli/plan_link.h"
 #include "cli/setup.h"
 #include "cli/verify_cmd.h"
+#include "cli/version_info.h"
 #include "cli/which_cmd.h"
 #include "kb/kb.h"
 #include "platform/env.h"
@@ -22,10 +23,6 @@
 #include "report/report.h"
 #include "rules/rules.h"
 #include "util/strings.h"
-
-#ifndef DLENV_VERSION
-#define DLENV_VERSION "0.0.0-dev"
-#endif
 
 namespace dlenv {
 namespace {
@@ -120,7 +117,7 @@ int run_doctor(const CommonOptions& co, const DoctorOptions& o, std::ostream& ou
   po.python_deep = o.deep;
   po.python_deep_timeout_s = o.deep_timeout;
   Facts facts = collect_facts(ctx, po);
-  facts.tool_version = DLENV_VERSION;
+  facts.tool_version = version_number();
   facts.root = co.root;
   auto findings = run_rules(facts, *setup->kb, setup->os);
   attach_plan_fixes(facts, *setup->kb, findings);
@@ -159,7 +156,7 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   // often POSIX paths (`deps /opt/x.so --root /srv/img`), so only - and -- start options.
   // Subcommands copy this setting from the app when they are added.
   app.allow_windows_style_options(false);
-  app.set_version_flag("--version", std::string("dlenv ") + DLENV_VERSION);
+  app.set_version_flag("--version", version_line());
   app.require_subcommand(0, 1);
 
   CommonOptions common;
@@ -308,7 +305,8 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
     out << app.help();
     return kExitOk;
   } catch (const CLI::CallForVersion&) {
-    out << "dlenv " << DLENV_VERSION << "\n";
+    auto kb = Kb::load_embedded();
+    out << version_text(kb ? kb->get() : nullptr);
     return kExitOk;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) {

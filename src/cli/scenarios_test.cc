@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -413,7 +414,18 @@ TEST(Cli, HelpAndVersion) {
   EXPECT_NE(h.out.find("doctor"), std::string::npos);
   CliRun v = run_cli({"--version"});
   EXPECT_EQ(v.code, 0);
-  EXPECT_NE(v.out.find("dlenv"), std::string::npos);
+  // dlenv X.Y.Z, the commit, the knowledge base's newest releases, what the binary needs.
+  EXPECT_TRUE(std::regex_search(v.out, std::regex("^dlenv [0-9]+\\.[0-9]+\\.[0-9]+\n"))) << v.out;
+  EXPECT_TRUE(
+      std::regex_search(v.out, std::regex("\ncommit: +([0-9a-f]{12}(-modified)?|unknown)\n")))
+      << v.out;
+  EXPECT_TRUE(std::regex_search(
+      v.out,
+      std::regex(
+          "\nknowledge base: newest CUDA 1[3-9][.0-9]*, cuDNN 9[.0-9]+ \\(kb [0-9a-f]{12}\\)\n")))
+      << v.out;
+  EXPECT_TRUE(std::regex_search(v.out, std::regex("\nruns on: +Linux x86-64, glibc >= 2\\.[0-9]+")))
+      << v.out;
 }
 
 TEST(Docs, FindingsMarkdownIsUpToDate) {

@@ -656,6 +656,21 @@ class KbImpl final : public Kb {
     return "kb " + hex64(fnv1a(all)).substr(0, 12) + " (" + join(parts, ", ") + ")";
   }
 
+  NewestReleases newest_releases() const override {
+    ensure(Table::driver);
+    ensure(Table::cudnn);
+    NewestReleases out;
+    for (const auto& row : toolkits_) {
+      if (!out.cuda_toolkit || *out.cuda_toolkit < row.toolkit) out.cuda_toolkit = row.toolkit;
+    }
+    for (const auto& rel : cudnn_) {
+      for (const auto& range : rel.versions) {
+        if (!out.cudnn || *out.cudnn < range.hi) out.cudnn = range.hi;
+      }
+    }
+    return out;
+  }
+
   std::optional<std::string> file_text(std::string_view name) const override {
     auto it = files_.find(std::string(name));
     if (it == files_.end()) return std::nullopt;

@@ -149,6 +149,12 @@ class Kb {
 
   // Names of the files this KB was built from, with a content hash, for the report.
   virtual std::string describe() const = 0;
+  // The newest releases the tables know (`dlenv --version`): CUDA toolkit and cuDNN.
+  struct NewestReleases {
+    std::optional<Version> cuda_toolkit;
+    std::optional<Version> cudnn;
+  };
+  virtual NewestReleases newest_releases() const { return {}; }
   // The text of one KB file ("pytorch.json"), for data that has no typed query yet.
   virtual std::optional<std::string> file_text(std::string_view name) const {
     (void)name;

@@ -97,6 +97,28 @@ TEST(KbEmbedded, ParsesAndHasEveryFile) {
   EXPECT_FALSE(k->file_text("nope.json").has_value());
 }
 
+// The newest releases are the maxima of the raw rows, whatever order the rows are in.
+TEST(KbEmbedded, NewestReleasesAreTheMaximaOfTheTables) {
+  Version cuda, cudnn;
+  for (const auto& row : embedded_json("cuda_driver.json")["toolkit_driver"]) {
+    cuda = std::max(cuda, V(row["toolkit"].get<std::string>()));
+  }
+  for (const auto& row : embedded_json("cudnn.json")["releases"]) {
+    for (const auto& text : row["cudnn"]) {
+      std::string s = text.get<std::string>();
+      auto dash = s.find('-');
+      cudnn = std::max(cudnn, V(dash == std::string::npos ? s : s.substr(dash + 1)));
+    }
+  }
+  auto k = kb();
+  ASSERT_TRUE(k);
+  auto newest = k->newest_releases();
+  ASSERT_TRUE(newest.cuda_toolkit && newest.cudnn);
+  EXPECT_EQ(newest.cuda_toolkit->str(), cuda.str());
+  EXPECT_EQ(newest.cudnn->str(), cudnn.str());
+  EXPECT_GE(*newest.cuda_toolkit, V("13.0"));
+}
+
 // ---- invariants over the raw tables ---------------------------------------------------
 struct Table {
   const char* file;

@@ -1,0 +1,82 @@
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include "platform/glibc_compat.h"
+
+namespace dlenv {
+namespace {
+
+int function_in_this_binary() {
+  return 7;
+}
+
+// glibc >= 2.35 has the real _dl_find_object: the replacement must agree with it on
+// every object it is asked about (looked up at run time, so this builds on any glibc).
+struct RealDlFindObject {
+  unsigned long long flags;
+  void* map_start;
+  void* map_end;
+  void* link_map;
+  void* eh_frame;
+  unsigned long long reserved[7];
+};
+using RealFn = int (*)(void*, RealDlFindObject*);
+
+std::vector<const void*> probe_addresses() {
+  std::vector<const void*> out;
+  out.push_back(reinterpret_cast<const void*>(&function_in_this_binary));  // the test binary
+  out.push_back(reinterpret_cast<const void*>(&dlopen));                   // libc / libdl
+  out.push_back(reinterpret_cast<const void*>(&testing::InitGoogleTest));  // static gtest
+  static int a_global = 0;
+  out.push_back(&a_global);  // data segment of the test binary
+  return out;
+}
+
+TEST(GlibcCompat, LoadedObjectContainingFindsTheObjectOfCodeAndData) {
+  for (const void* address : probe_addresses()) {
+    auto span = loaded_object_containing(address);
+    ASSERT_TRUE(span) << address;
+    EXPECT_LE(span->map_start, address);
+    EXPECT_GT(span->map_end, address);
+    EXPECT_NE(span->eh_frame, nullptr) << "every object gcc links has .eh_frame_hdr";
+  }
+}
+
+TEST(GlibcCompat, LoadedObjectContainingSaysNoForUnmappedAddresses) {
+  EXPECT_FALSE(loaded_object_containing(nullptr));
+  EXPECT_FALSE(loaded_object_containing(reinterpret_cast<const void*>(std::uintptr_t{16})));
+}
+
+TEST(GlibcCompat, AgreesWithGlibcsOwnDlFindObject) {
+  auto real = reinterpret_cast<RealFn>(dlsym(RTLD_DEFAULT, "_dl_find_object"));
+  if (!real) GTEST_SKIP() << "this glibc is older than 2.35: no _dl_find_object to compare with";
+  for (const void* address : probe_addresses()) {
+    RealDlFindObject want{};
+    ASSERT_EQ(real(const_cast<void*>(address), &want), 0) << address;
+    auto got = loaded_object_containing(address);
+    ASSERT_TRUE(got) << address;
+    EXPECT_EQ(got->eh_frame, want.eh_frame) << address;
+    EXPECT_EQ(got->map_start, want.map_start) << address;
+    EXPECT_EQ(got->map_end, want.map_end) << address;
+  }
+  RealDlFindObject none{};
+  EXPECT_EQ(real(nullptr, &none), -1);
+}
+
+TEST(GlibcCompat, KernelRandomGivesDifferentValues) {
+  std::set<std::uint32_t> seen;
+  for (int i = 0; i < 16; ++i) {
+    auto v = kernel_random_u32();
+    ASSERT_TRUE(v);
+    seen.insert(*v);
+  }
+  // 16 draws of 32 bits: a repeat has probability ~3e-8; all equal means it is broken.
+  EXPECT_GE(seen.size(), 15u);
+}
+
+}  // namespace
+}  // namespace dlenv
