@@ -99,17 +99,21 @@ TEST(KbEmbedded, ParsesAndHasEveryFile) {
 
 // The newest releases are the maxima of the raw rows, whatever order the rows are in.
 TEST(KbEmbedded, NewestReleasesAreTheMaximaOfTheTables) {
-  Version cuda, cudnn;
-  for (const auto& row : embedded_json("cuda_driver.json")["toolkit_driver"]) {
-    cuda = std::max(cuda, V(row["toolkit"].get<std::string>()));
+  std::vector<Version> cudas, cudnns;
+  const json driver = embedded_json("cuda_driver.json"), cudnn_doc = embedded_json("cudnn.json");
+  for (const auto& row : driver["toolkit_driver"]) {
+    cudas.push_back(V(row["toolkit"].get<std::string>()));
   }
-  for (const auto& row : embedded_json("cudnn.json")["releases"]) {
+  for (const auto& row : cudnn_doc["releases"]) {
     for (const auto& text : row["cudnn"]) {
       std::string s = text.get<std::string>();
       auto dash = s.find('-');
-      cudnn = std::max(cudnn, V(dash == std::string::npos ? s : s.substr(dash + 1)));
+      cudnns.push_back(V(dash == std::string::npos ? s : s.substr(dash + 1)));
     }
   }
+  ASSERT_FALSE(cudas.empty() || cudnns.empty());
+  const Version cuda = *std::max_element(cudas.begin(), cudas.end());
+  const Version cudnn = *std::max_element(cudnns.begin(), cudnns.end());
   auto k = kb();
   ASSERT_TRUE(k);
   auto newest = k->newest_releases();

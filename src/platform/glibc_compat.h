@@ -11,10 +11,11 @@
 namespace dlenv {
 
 // The loaded object (executable, shared library, vDSO) whose PT_LOAD segments contain an
-// address, as glibc 2.35's _dl_find_object reports it: the page-aligned span of its
-// mappings and its PT_GNU_EH_FRAME (.eh_frame_hdr) address, nullptr when it has none.
-// Found with dl_iterate_phdr, which takes the loader's lock, so it is safe while other
-// threads dlopen and dlclose (the same walk libgcc's unwinder made before glibc 2.35).
+// address, as glibc 2.35's _dl_find_object reports it: from the page its first segment
+// starts in to the end of its last segment, and its PT_GNU_EH_FRAME (.eh_frame_hdr) address,
+// nullptr when it has none. Found with dl_iterate_phdr, which takes the loader's lock, so it is
+// safe while other threads dlopen and dlclose (the same walk libgcc's unwinder made before
+// glibc 2.35).
 struct LoadedObjectSpan {
   const void* map_start = nullptr;
   const void* map_end = nullptr;

@@ -38,7 +38,7 @@ int visit_object(dl_phdr_info* info, size_t /*size*/, void* data) {
   std::uintptr_t mask = search->page - 1;
   LoadedObjectSpan span;
   span.map_start = reinterpret_cast<const void*>(low & ~mask);
-  span.map_end = reinterpret_cast<const void*>((high + mask) & ~mask);
+  span.map_end = reinterpret_cast<const void*>(high);  // glibc: the last segment's end
   span.eh_frame = eh_frame;
   search->found = span;
   return 1;  // stop the walk

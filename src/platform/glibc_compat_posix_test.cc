@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <exception>
 #include <set>
 #include <string>
 
@@ -30,7 +31,8 @@ std::vector<const void*> probe_addresses() {
   std::vector<const void*> out;
   out.push_back(reinterpret_cast<const void*>(&function_in_this_binary));  // the test binary
   out.push_back(reinterpret_cast<const void*>(&dlopen));                   // libc / libdl
-  out.push_back(reinterpret_cast<const void*>(&testing::InitGoogleTest));  // static gtest
+  // libstdc++ (a shared library in the test binary)
+  out.push_back(reinterpret_cast<const void*>(static_cast<void (*)()>(&std::terminate)));
   static int a_global = 0;
   out.push_back(&a_global);  // data segment of the test binary
   return out;
