@@ -7,7 +7,9 @@
 #   --fuzz     clang 16 and its libFuzzer runtime (scripts/fuzz.sh; ~45 MB to download)
 set -euo pipefail
 pkgs=(g++ cmake make libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev
-      libarchive-dev libarchive-tools pkg-config file)
+      libarchive-dev libarchive-tools pkg-config file
+      # the completion and man page tests: zsh -n, fish --no-execute, groff -ww
+      zsh fish groff-base)
 for arg in "$@"; do
   case "$arg" in
     --windows) pkgs+=(g++-mingw-w64-x86-64-posix g++-mingw-w64-i686-posix wine wine64 libz-mingw-w64-dev) ;;

@@ -69,6 +69,14 @@ const char* shell_name(Shell shell) {
   return "bash";
 }
 
+std::vector<std::string> shell_names() {
+  std::vector<std::string> out;
+  for (Shell s : {Shell::bash, Shell::zsh, Shell::fish, Shell::pwsh, Shell::cmd}) {
+    out.push_back(shell_name(s));
+  }
+  return out;
+}
+
 Result<EnvSwitch> plan_env_switch(const ProbeContext& ctx, const Version& cuda) {
   const FileSystem& fs = ctx.fs;
   const Os os = ctx.os;

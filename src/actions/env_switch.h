@@ -18,8 +18,10 @@
 namespace dlenv {
 
 enum class Shell { bash, zsh, fish, pwsh, cmd };
-std::optional<Shell> parse_shell(const std::string& name);
+std::optional<Shell> parse_shell(const std::string& name);  // also "sh", "powershell"
 const char* shell_name(Shell shell);
+// Every shell's name (shell_name), in enum order: the values `dlenv env --shell` completes.
+std::vector<std::string> shell_names();
 
 struct EnvSwitch {
   std::string toolkit;  // logical root

@@ -819,12 +819,12 @@ const char* plan_os_name(PlanOs os) {
   return "linux";
 }
 
-Result<FrameworkSpec> parse_framework_spec(std::string_view text) {
-  FrameworkSpec s;
-  s.text = std::string(trim(text));
-  size_t pos = s.text.find_first_of("=<>!~");
-  std::string name = lower(trim(std::string_view(s.text).substr(0, pos)));
-  static const std::map<std::string, std::string> aliases = {
+namespace {
+
+// Every name --framework accepts and the canonical name it stands for (the first row of
+// each canonical name is the name itself).
+const std::vector<std::pair<std::string, std::string>>& framework_aliases() {
+  static const std::vector<std::pair<std::string, std::string>> aliases = {
       {"torch", "torch"},
       {"pytorch", "torch"},
       {"tensorflow", "tensorflow"},
@@ -840,11 +840,43 @@ Result<FrameworkSpec> parse_framework_spec(std::string_view text) {
       {"ort", "onnxruntime-gpu"},
       {"cupy", "cupy"},
   };
-  auto it = aliases.find(name);
+  return aliases;
+}
+
+}  // namespace
+
+std::vector<std::string> plan_framework_names() {
+  std::vector<std::string> out;
+  for (const auto& [alias, name] : framework_aliases()) {
+    if (alias == name) out.push_back(name);
+  }
+  return out;
+}
+
+std::optional<PlanOs> parse_plan_os(std::string_view name) {
+  for (PlanOs os : {PlanOs::linux, PlanOs::windows, PlanOs::wsl2}) {
+    if (name == plan_os_name(os)) return os;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> plan_os_names() {
+  std::vector<std::string> out;
+  for (PlanOs os : {PlanOs::linux, PlanOs::windows, PlanOs::wsl2}) out.push_back(plan_os_name(os));
+  return out;
+}
+
+Result<FrameworkSpec> parse_framework_spec(std::string_view text) {
+  FrameworkSpec s;
+  s.text = std::string(trim(text));
+  size_t pos = s.text.find_first_of("=<>!~");
+  std::string name = lower(trim(std::string_view(s.text).substr(0, pos)));
+  const auto& aliases = framework_aliases();
+  auto it =
+      std::find_if(aliases.begin(), aliases.end(), [&](const auto& a) { return a.first == name; });
   if (it == aliases.end()) {
-    return fail("--framework '" + s.text +
-                "': unknown framework; use torch, tensorflow, paddlepaddle-gpu, jax, "
-                "onnxruntime-gpu or cupy");
+    return fail("--framework '" + s.text + "': unknown framework; use one of " +
+                join(plan_framework_names(), ", "));
   }
   s.name = it->second;
   if (pos == std::string::npos) return s;

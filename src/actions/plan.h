@@ -18,6 +18,8 @@ namespace dlenv {
 
 enum class PlanOs { linux, windows, wsl2 };
 const char* plan_os_name(PlanOs os);  // "linux", "windows", "wsl2"
+std::optional<PlanOs> parse_plan_os(std::string_view name);
+std::vector<std::string> plan_os_names();  // every plan_os_name, in enum order
 
 // "torch", "torch==1.13.1", "tensorflow>=2.10", "paddlepaddle-gpu==2.4", "jax", ...
 struct FrameworkSpec {
@@ -27,6 +29,9 @@ struct FrameworkSpec {
   std::string text;  // as given
 };
 Result<FrameworkSpec> parse_framework_spec(std::string_view text);
+// The canonical framework names parse_framework_spec accepts (it also takes aliases such as
+// pytorch, tf, paddle, ort), in the order of its table.
+std::vector<std::string> plan_framework_names();
 
 struct PlanInputs {
   std::vector<FrameworkSpec> frameworks;  // empty: torch

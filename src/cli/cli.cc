@@ -1,17 +1,29 @@
 #include "cli/cli.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
+#include <regex>
 #include <sstream>
 
+#include "actions/plan.h"
+#include "cli/choices.h"
+#include "cli/command_tree.h"
+#include "cli/completion.h"
 #include "cli/cudnn_cmd.h"
 #include "cli/deps.h"
 #include "cli/env_cmd.h"
+#include "cli/help_format.h"
+#include "cli/highlight.h"
+#include "cli/man_page.h"
 #include "cli/plan_cmd.h"
 #include "cli/plan_link.h"
 #include "cli/setup.h"
+#include "cli/suggest.h"
 #include "cli/verify_cmd.h"
 #include "cli/version_info.h"
 #include "cli/which_cmd.h"
@@ -19,6 +31,7 @@
 #include "platform/env.h"
 #include "platform/filesystem.h"
 #include "platform/registry_file.h"
+#include "platform/system.h"
 #include "probe/probe.h"
 #include "report/report.h"
 #include "rules/rules.h"
@@ -41,6 +54,8 @@ struct DoctorOptions {
   bool verbose = false;
   bool no_color = false;
   bool no_live = false;
+  bool redact = false;              // --redact
+  bool no_redact = false;           // --no-redact (--markdown redacts by default)
   std::vector<std::string> python;  // --python PATH (repeatable)
   std::string project;              // --project DIR
   bool deep = false;
@@ -48,22 +63,138 @@ struct DoctorOptions {
   std::vector<std::string> registry_files;  // --registry-file FILE.reg (repeatable)
 };
 
-struct ToolError {
-  std::string message;
-};
+// color_wanted (report/report.h) with this process's NO_COLOR, FORCE_COLOR,
+// CLICOLOR_FORCE and TERM.
+bool tty_color(bool tty) {
+  return color_wanted(tty, std::getenv("NO_COLOR"), std::getenv("TERM"), std::getenv("FORCE_COLOR"),
+                      std::getenv("CLICOLOR_FORCE"));
+}
+
+// The command `dlenv` runs without one, and with only its flags (`dlenv --json`).
+constexpr const char* kDefaultCommand = "doctor";
+
+// `dlenv --json ...` is `dlenv doctor --json ...`: a first argument that is an option other
+// than the top level's own (--help, --version) selects the default command.
+std::vector<std::string> with_default_command(int argc, const char* const* argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0].starts_with("-") && args[0] != "-h" && args[0] != "--help" &&
+      args[0] != "--version") {
+    args.insert(args.begin(), kDefaultCommand);
+  }
+  return args;
+}
+
+// The deepest command the parse selected ("dlenv cudnn install": install).
+const CLI::App* selected_command(const CLI::App& app) {
+  const CLI::App* cur = &app;
+  for (;;) {
+    auto subs = cur->get_subcommands();
+    if (subs.empty()) return cur;
+    cur = subs.front();
+  }
+}
+
+std::string command_path(const CLI::App* app) {
+  std::string path;
+  for (const CLI::App* a = app; a != nullptr; a = a->get_parent()) {
+    path = a->get_name() + (path.empty() ? "" : " " + path);
+  }
+  return path;
+}
+
+std::vector<std::string> option_names_of(const CLI::App& app) {
+  std::vector<std::string> out;
+  for (const CLI::Option* o : app.get_options()) {
+    for (const auto& n : o->get_lnames()) out.push_back("--" + n);
+    for (const auto& n : o->get_snames()) out.push_back("-" + n);
+  }
+  return out;
+}
+
+std::vector<std::string> subcommand_names_of(const CLI::App& app) {
+  std::vector<std::string> out;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (!sub->get_group().empty()) out.push_back(sub->get_name());
+  }
+  return out;
+}
+
+// A usage error in words, with "did you mean" for a mistyped command or option.
+std::string usage_error(const CLI::App& app, const CLI::ParseError& e) {
+  const CLI::App* cmd = selected_command(app);
+  const std::string where = command_path(cmd);
+  std::string msg = e.what();
+  // CLI11: "--json excludes --markdown".
+  static const std::regex excludes("^(\\S+) excludes (\\S+)$");
+  std::smatch m;
+  if (std::regex_match(msg, m, excludes)) {
+    msg = m[1].str() + " and " + m[2].str() + " cannot be used together: choose one";
+  }
+  for (const std::string& extra : app.remaining(true)) {
+    std::string word = extra.substr(0, extra.find('='));
+    bool is_option = word.starts_with("-");
+    auto near = closest_name(word, is_option ? option_names_of(*cmd) : subcommand_names_of(*cmd));
+    if (!near && !is_option) continue;
+    msg = std::string("unknown ") + (is_option ? "option" : "command") + " '" + word + "'";
+    if (near) msg += "; did you mean `" + *near + "`?";
+    break;
+  }
+  return where + ": " + msg + "\nRun `" + where + " --help` for usage.\n";
+}
+
+// `dlenv help [COMMAND...]`: the help of that command, as `dlenv COMMAND --help` prints it.
+int run_help(CLI::App& app, const std::vector<std::string>& path, std::ostream& out,
+             std::ostream& err) {
+  CLI::App* cur = &app;
+  for (const auto& name : path) {
+    CLI::App* next = nullptr;
+    for (CLI::App* sub : cur->get_subcommands([](CLI::App*) { return true; })) {
+      if (sub->get_name() == name && !sub->get_group().empty()) next = sub;
+    }
+    if (next == nullptr) {
+      err << "dlenv help: unknown command '" << name << "'";
+      if (auto near = closest_name(name, subcommand_names_of(*cur))) {
+        err << "; did you mean `" << *near << "`?";
+      }
+      err << "\n";
+      return kExitUsage;
+    }
+    cur = next;
+  }
+  // Not app.help(): that shows the selected command's, here `help`'s own.
+  out << cur->get_formatter()->make_help(cur, command_path(cur), CLI::AppFormatMode::Normal);
+  return kExitOk;
+}
+
+// For --redact: the user and home directory of the environment the facts come from.
+std::string user_name(const SystemView& view) {
+  for (const char* var : {"USER", "LOGNAME", "USERNAME"}) {
+    if (auto v = view.env->get(var); v && !v->empty()) return *v;
+  }
+  return view.live ? current_system().user_name : std::string();
+}
+
+std::string home_dir(const SystemView& view) {
+  for (const char* var : {"HOME", "USERPROFILE"}) {
+    if (auto v = view.env->get(var); v && !v->empty()) return *v;
+  }
+  return {};
+}
 
 // Everything a system-reading command needs, built from the common options.
 Result<SystemView> make_setup(const CommonOptions& o) {
   return open_system_view(o.root, o.os_name, o.env_file, o.kb_dir);  // cli/setup.h
 }
 
-void add_common(CLI::App* app, CommonOptions& o) {
+void add_common(CLI::App* app, CommonOptions& o, Choices& choices) {
   app->add_option("--root", o.root,
                   "Read every file under DIR as if it were / (Linux) or drive C: (--os windows); "
                   "live probes are skipped")
       ->type_name("DIR");
-  app->add_option("--os", o.os_name, "Rule set and path conventions under --root: linux|windows")
-      ->type_name("OS");
+  choices.attach(app->add_option("--os", o.os_name,
+                                 "Rule set and path conventions under --root: linux|windows")
+                     ->type_name("OS"),
+                 os_names);
   app->add_option("--env-file", o.env_file, "KEY=VALUE lines used instead of the environment")
       ->type_name("FILE");
   app->add_option("--kb", o.kb_dir, "Load the knowledge base from DIR instead of the built-in one")
@@ -123,16 +254,20 @@ int run_doctor(const CommonOptions& co, const DoctorOptions& o, std::ostream& ou
   attach_plan_fixes(facts, *setup->kb, findings);
   facts.timing.ms["wall"] =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::optional<Redactor> redactor;
+  if (o.redact || (o.markdown && !o.no_redact)) {
+    redactor.emplace(facts, user_name(*setup), home_dir(*setup));
+  }
+  Redactor* redact = redactor ? &*redactor : nullptr;
   if (o.json) {
-    out << render_json(facts, findings);
+    out << render_json(facts, findings, redact);
   } else if (o.markdown) {
-    out << render_markdown(facts, findings);
+    out << render_markdown(facts, findings, redact);
   } else {
     ReportOptions ro;
     ro.verbose = o.verbose;
-    const char* no_color = std::getenv("NO_COLOR");
-    const char* term = std::getenv("TERM");
-    ro.color = !o.no_color && color_wanted(tty, no_color, term);
+    ro.color = !o.no_color && tty_color(tty);
+    ro.redact = redact;
     out << render_text(facts, findings, ro);
   }
   int code = kExitOk;
@@ -150,21 +285,33 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
              bool stdout_is_tty) {
   CLI::App app{
       "dlenv: diagnose the NVIDIA driver -> CUDA -> cuDNN -> framework stack.\n"
-      "Run without a command for `dlenv doctor`.",
+      "Run without a command, or with only doctor's flags (dlenv --json), for `dlenv doctor`.",
       "dlenv"};
   // Under _WIN32 CLI11 reads "/x" as the option "x" (Windows style); dlenv's arguments are
   // often POSIX paths (`deps /opt/x.so --root /srv/img`), so only - and -- start options.
   // Subcommands copy this setting from the app when they are added.
   app.allow_windows_style_options(false);
+  // Every --help line fits in 80 columns; subcommands copy the formatter when added.
+  app.formatter(std::make_shared<HelpFormatter>());
   app.set_version_flag("--version", version_line());
   app.require_subcommand(0, 1);
 
+  Choices choices;
   CommonOptions common;
   DoctorOptions doctor;
-  auto* doc = app.add_subcommand("doctor", "Inventory every layer and report findings with fixes");
-  add_common(doc, common);
-  doc->add_flag("--json", doctor.json, "Machine-readable report (schema dlenv.report/1)");
-  doc->add_flag("--markdown", doctor.markdown, "Markdown, to paste into a bug report");
+  auto* doc =
+      app.add_subcommand(kDefaultCommand, "Inventory every layer and report findings with fixes");
+  add_common(doc, common, choices);
+  auto* doc_json =
+      doc->add_flag("--json", doctor.json, "Machine-readable report (schema dlenv.report/1)");
+  doc->add_flag("--markdown", doctor.markdown, "Markdown, to paste into a bug report")
+      ->excludes(doc_json);
+  auto* redact_flag = doc->add_flag(
+      "--redact", doctor.redact,
+      "Replace hostname, user name, home directory and GPU UUIDs with placeholders (<host>, "
+      "<user>, ~, GPU-<uuid-1>); the default with --markdown");
+  doc->add_flag("--no-redact", doctor.no_redact, "With --markdown: keep them")
+      ->excludes(redact_flag);
   doc->add_flag("--strict", doctor.strict, "Exit 1 on warnings too");
   doc->add_flag("-v,--verbose", doctor.verbose, "Show the source of every fact");
   doc->add_flag("--no-color", doctor.no_color, "No ANSI colours (NO_COLOR is honoured too)");
@@ -213,15 +360,18 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   PlanCliOptions plan_o;
   auto* plan = app.add_subcommand(
       "plan", "Choose the framework build, CUDA, cuDNN and driver that fit together");
-  plan->add_option("--framework", plan_o.frameworks,
-                   "torch, torch==1.13.1, tensorflow>=2.10, paddlepaddle-gpu==2.4, jax, "
-                   "onnxruntime-gpu, cupy (repeatable: one environment)")
-      ->type_name("SPEC");
+  // Checked by parse_framework_spec (a name, then maybe a version): the names complete.
+  choices.attach(plan->add_option("--framework", plan_o.frameworks,
+                                  "torch, torch==1.13.1, tensorflow>=2.10, paddlepaddle-gpu==2.4, "
+                                  "jax, onnxruntime-gpu, cupy (repeatable: one environment)")
+                     ->type_name("SPEC"),
+                 plan_framework_names, false);
   plan->add_option("--gpu", plan_o.gpu, "GPU name, e.g. \"NVIDIA GeForce RTX 4090\"")
       ->type_name("NAME");
   plan->add_option("--cc", plan_o.cc, "GPU compute capability, e.g. 8.9")->type_name("X.Y");
   plan->add_option("--driver", plan_o.driver, "NVIDIA driver version")->type_name("VER");
-  plan->add_option("--os", plan_o.os, "linux|windows|wsl2")->type_name("OS");
+  choices.attach(plan->add_option("--os", plan_o.os, "linux|windows|wsl2")->type_name("OS"),
+                 plan_os_names);
   plan->add_option("--python", plan_o.python, "Python version")->type_name("X.Y");
   plan->add_flag("--json", plan_o.json, "Machine-readable (schema dlenv.plan/1)");
   plan->add_flag("--no-probe", plan_o.no_probe,
@@ -229,7 +379,14 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   plan->add_option("--kb", plan_o.kb_dir, "Knowledge base directory")->type_name("DIR");
 
   auto* exp = app.add_subcommand("explain", "Print the full entry of a finding id");
-  exp->add_option("id", explain_id, "Finding id, e.g. cudnn-header-library-mismatch");
+  // Unknown ids get their own message (run below): the ids only complete.
+  choices.attach(
+      exp->add_option("id", explain_id, "Finding id, e.g. cudnn-header-library-mismatch"),
+      [] {
+        auto kb = Kb::load_embedded();
+        return kb ? finding_ids(**kb) : std::vector<std::string>{};
+      },
+      false);
   exp->add_flag("--all", explain_all, "Every finding");
   exp->add_flag("--markdown", explain_md, "With --all: docs/findings.md");
   exp->add_option("--kb", explain_kb, "Knowledge base directory")->type_name("DIR");
@@ -239,8 +396,9 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   auto* deps = app.add_subcommand(
       "deps", "Dependency tree of a library as the loader would resolve it (never runs it)");
   deps->add_option("target", deps_o.target, "FILE (a path) or a library NAME")->required();
-  deps->add_flag("--tree", deps_tree, "Tree view (the default)");
-  deps->add_flag("--flat", deps_o.flat, "One line per object, in load order");
+  auto* deps_tree_flag = deps->add_flag("--tree", deps_tree, "Tree view (the default)");
+  deps->add_flag("--flat", deps_o.flat, "One line per object, in load order")
+      ->excludes(deps_tree_flag);
   deps->add_flag("--json", deps_o.json, "Machine-readable (schema dlenv.deps/1)");
   deps->add_flag("--trace", deps_o.trace,
                  "Linux model: add the walk's timeline (which thread searched, opened or "
@@ -253,8 +411,10 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
       ->type_name("DIR");
   deps->add_option("--env-file", deps_o.env_file, "KEY=VALUE lines (LD_LIBRARY_PATH)")
       ->type_name("FILE");
-  deps->add_option("--os", deps_o.os, "linux|windows (default: windows for a PE file or a .dll)")
-      ->type_name("OS");
+  choices.attach(deps->add_option("--os", deps_o.os,
+                                  "linux|windows (default: windows for a PE file or a .dll)")
+                     ->type_name("OS"),
+                 os_names);
   deps->add_option("--app-dir", deps_o.app_dir, "Windows: the directory of the program's .exe")
       ->type_name("DIR");
   deps->add_option("--add-dll-dir", deps_o.dll_dirs,
@@ -292,15 +452,43 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
       ->type_name("DIR");
   load->add_option("--env-file", load_o.env_file, "KEY=VALUE lines (PATH, LD_LIBRARY_PATH)")
       ->type_name("FILE");
-  load->add_option("--os", load_o.os, "linux|windows (another OS than this one: explain only)")
-      ->type_name("OS");
+  choices.attach(
+      load->add_option("--os", load_o.os, "linux|windows (another OS than this one: explain only)")
+          ->type_name("OS"),
+      os_names);
   load->add_option("--error-code", load_o.error_code, "Windows: the LoadLibrary error to explain")
       ->type_name("N");
-  auto run_cudnn = add_cudnn_command(app, out, err);
-  auto run_env = add_env_command(app, out, err);
+  // deps, load, which, plan, cudnn, verify and explain write through this: coloured
+  // (cli/highlight.h) when color_wanted() says so and no --json or --markdown was asked for.
+  // doctor's renderer colours its own; env's output is shell code, never coloured.
+  HighlightBuf highlight(out);
+  std::ostream text_out(&highlight);
+  auto run_cudnn = add_cudnn_command(app, choices, text_out, err);
+  auto run_env = add_env_command(app, choices, out, err);
 
+  std::string completion_shell;
+  auto* completion = app.add_subcommand(
+      "completion",
+      "Print the shell completion script: bash (source <(dlenv completion bash)), zsh, fish, "
+      "powershell");
+  choices.attach(
+      completion->add_option("shell", completion_shell, "bash|zsh|fish|powershell")->required(),
+      [] { return completion_shells(); });
+  std::vector<std::string> help_path;
+  bool help_man = false;
+  auto* help = app.add_subcommand(
+      "help", "The help of a command (`dlenv help cudnn install`), or the man page (--man)");
+  choices.attach(
+      help->add_option("command", help_path, "COMMAND [SUBCOMMAND]"),
+      [&app] { return subcommand_names_of(app); }, false);
+  help->add_flag("--man", help_man,
+                 "Print the man page dlenv.1 (roff): dlenv help --man | man -l -");
+
+  std::vector<std::string> args = with_default_command(argc, argv);
   try {
-    app.parse(argc, argv);
+    // CLI11 parses a vector given in reverse order.
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    app.parse(reversed);
   } catch (const CLI::CallForHelp&) {
     out << app.help();
     return kExitOk;
@@ -316,21 +504,36 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
       out << ss.str();
       return kExitOk;
     }
-    err << "dlenv: " << e.what() << "\nRun `dlenv --help` for usage.\n";
+    err << usage_error(app, e);
     return kExitUsage;
   }
 
+  highlight.enable(tty_color(stdout_is_tty) &&
+                   std::none_of(args.begin(), args.end(), [](const std::string& a) {
+                     return a == "--json" || a == "--markdown";
+                   }));
   try {
+    if (*completion) {
+      out << *completion_script(describe_commands(app, choices), completion_shell, kDefaultCommand);
+      return kExitOk;
+    }
+    if (*help) {
+      if (help_man) {
+        out << man_page(describe_commands(app, choices), version_number());
+        return kExitOk;
+      }
+      return run_help(app, help_path, out, err);
+    }
     if (auto rc = run_cudnn()) return *rc;
     if (auto rc = run_env()) return *rc;
-    if (*deps) return run_deps(deps_o, out, err);
-    if (*load) return run_load(load_o, out, err);
-    if (*which) return run_which(which_o, out, err);
+    if (*deps) return run_deps(deps_o, text_out, err);
+    if (*load) return run_load(load_o, text_out, err);
+    if (*which) return run_which(which_o, text_out, err);
     if (*ver) {
       verify_opts.progress = stdout_is_tty;
-      return run_verify_command(verify_opts, out, err);
+      return run_verify_command(verify_opts, text_out, err);
     }
-    if (*plan) return run_plan(plan_o, out, err);
+    if (*plan) return run_plan(plan_o, text_out, err);
     if (*exp) {
       auto kb = explain_kb.empty() ? Kb::load_embedded() : Kb::load_dir(explain_kb);
       if (!kb) {
@@ -339,12 +542,10 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
       }
       if (explain_all) {
         if (explain_md) {
-          out << findings_markdown(**kb);
+          text_out << findings_markdown(**kb);
         } else {
-          for (const auto& r : rule_table()) out << r.id << "\n";
-          for (const auto& f : (*kb)->findings()) {
-            if (!find_rule(f.id)) out << f.id << "\n";
-          }
+          // A list for scripts and completions: never coloured.
+          for (const auto& id : finding_ids(**kb)) out << id << "\n";
         }
         return kExitOk;
       }
@@ -358,7 +559,7 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
             << "'. `dlenv explain --all` lists them.\n";
         return kExitUsage;
       }
-      out << *text;
+      text_out << *text;
       return kExitOk;
     }
     // `dlenv` alone is `dlenv doctor`.

@@ -67,4 +67,10 @@ class SysrootBase {
   std::filesystem::path root_;
 };
 
+// A temporary directory, removed at the end (a sysroot with nothing in it yet).
+class TempTree : public SysrootBase<TempTree> {
+ public:
+  using SysrootBase::SysrootBase;
+};
+
 }  // namespace dlenv::testing

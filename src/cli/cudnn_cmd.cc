@@ -12,12 +12,14 @@
 
 namespace dlenv {
 
-void add_action_common(CLI::App* app, ActionCommonOptions& o) {
+void add_action_common(CLI::App* app, ActionCommonOptions& o, Choices& choices) {
   app->add_option("--root", o.root,
                   "Work under DIR as if it were / (Linux) or drive C: (--os windows); nothing "
                   "outside it is read or written, nothing is loaded")
       ->type_name("DIR");
-  app->add_option("--os", o.os, "Path conventions under --root: linux|windows")->type_name("OS");
+  choices.attach(app->add_option("--os", o.os, "Path conventions under --root: linux|windows")
+                     ->type_name("OS"),
+                 os_names);
   app->add_option("--env-file", o.env_file, "KEY=VALUE lines used instead of the environment")
       ->type_name("FILE");
   app->add_option("--kb", o.kb_dir, "Knowledge base directory")->type_name("DIR");
@@ -145,7 +147,8 @@ int list(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
 
 }  // namespace
 
-CommandRunner add_cudnn_command(CLI::App& app, std::ostream& out, std::ostream& err) {
+CommandRunner add_cudnn_command(CLI::App& app, Choices& choices, std::ostream& out,
+                                std::ostream& err) {
   auto o = std::make_shared<CudnnOptions>();
   auto* cudnn = app.add_subcommand(
       "cudnn",
@@ -164,16 +167,16 @@ CommandRunner add_cudnn_command(CLI::App& app, std::ostream& out, std::ostream& 
   inst->add_flag("--dry-run", o->dry_run, "Show the plan only");
   inst->add_flag("-y,--yes", o->yes, "Do not ask for confirmation");
   inst->add_flag("--force", o->force, "Install into a toolkit of another CUDA major");
-  add_action_common(inst, o->common);
+  add_action_common(inst, o->common, choices);
   auto* un = cudnn->add_subcommand("uninstall",
                                    "Remove a dlenv-installed cuDNN and restore what it replaced");
   un->add_option("version", o->version, "cuDNN version (9.1.0.70, or a prefix like 9.1)")
       ->required();
   un->add_option("--toolkit", o->toolkit, "The toolkit directory")->type_name("DIR");
-  add_action_common(un, o->common);
+  add_action_common(un, o->common, choices);
   auto* ls = cudnn->add_subcommand(
       "list", "Every cuDNN copy: version, CUDA major, completeness, who would load it");
-  add_action_common(ls, o->common);
+  add_action_common(ls, o->common, choices);
   return [=, &out, &err]() -> std::optional<int> {
     if (!*cudnn) return std::nullopt;
     if (*ins) return inspect(*o, out, err);

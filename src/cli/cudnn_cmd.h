@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/choices.h"
 #include "cli/setup.h"
 #include "kb/kb.h"
 #include "platform/env.h"
@@ -19,7 +20,8 @@ namespace dlenv {
 
 using CommandRunner = std::function<std::optional<int>()>;
 
-CommandRunner add_cudnn_command(CLI::App& app, std::ostream& out, std::ostream& err);
+CommandRunner add_cudnn_command(CLI::App& app, Choices& choices, std::ostream& out,
+                                std::ostream& err);
 
 // --root / --os / --env-file / --kb as every system-reading command takes them.
 struct ActionCommonOptions {
@@ -29,7 +31,7 @@ struct ActionCommonOptions {
   std::string kb_dir;
   bool json = false;
 };
-void add_action_common(CLI::App* app, ActionCommonOptions& o);
+void add_action_common(CLI::App* app, ActionCommonOptions& o, Choices& choices);
 
 using ActionSetup = SystemView;  // cli/setup.h
 Result<ActionSetup> make_action_setup(const ActionCommonOptions& o);

@@ -39,7 +39,8 @@ int run_env(const EnvOptions& o, std::ostream& out, std::ostream& err) {
   if (!o.shell.empty()) {
     shell = parse_shell(o.shell);
     if (!shell) {
-      err << "dlenv env: --shell must be bash, zsh, fish, pwsh or cmd, not '" << o.shell << "'\n";
+      err << "dlenv env: --shell must be one of " << join(shell_names(), ", ") << ", not '"
+          << o.shell << "'\n";
       return kExitUsage;
     }
   } else if (setup->os == Os::windows) {
@@ -164,14 +165,18 @@ int run_env(const EnvOptions& o, std::ostream& out, std::ostream& err) {
 
 }  // namespace
 
-CommandRunner add_env_command(CLI::App& app, std::ostream& out, std::ostream& err) {
+CommandRunner add_env_command(CLI::App& app, Choices& choices, std::ostream& out,
+                              std::ostream& err) {
   auto o = std::make_shared<EnvOptions>();
   auto* env = app.add_subcommand(
       "env",
       "Print the shell commands that make one CUDA toolkit the active one (or persist them)");
   env->add_option("--cuda", o->cuda, "The toolkit's CUDA version")->type_name("X.Y");
-  env->add_option("--shell", o->shell, "bash|zsh|fish|pwsh|cmd (default: $SHELL, pwsh on Windows)")
-      ->type_name("SHELL");
+  // Checked by parse_shell, which also takes sh and powershell.
+  choices.attach(env->add_option("--shell", o->shell,
+                                 "bash|zsh|fish|pwsh|cmd (default: $SHELL, pwsh on Windows)")
+                     ->type_name("SHELL"),
+                 shell_names, false);
   env->add_flag("--persist", o->persist,
                 "Write the settings durably (Linux: a block in --persist-file, backed up first; "
                 "Windows: HKCU\\Environment)");
@@ -180,7 +185,7 @@ CommandRunner add_env_command(CLI::App& app, std::ostream& out, std::ostream& er
   env->add_flag("--undo", o->undo,
                 "Restore --persist-file (Windows without it: HKCU\\Environment) as it was before "
                 "--persist");
-  add_action_common(env, o->common);
+  add_action_common(env, o->common, choices);
   return [=, &out, &err]() -> std::optional<int> {
     if (!*env) return std::nullopt;
     return run_env(*o, out, err);

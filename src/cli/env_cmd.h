@@ -5,6 +5,7 @@
 
 namespace dlenv {
 
-CommandRunner add_env_command(CLI::App& app, std::ostream& out, std::ostream& err);
+CommandRunner add_env_command(CLI::App& app, Choices& choices, std::ostream& out,
+                              std::ostream& err);
 
 }  // namespace dlenv

@@ -8,6 +8,7 @@
 #include "platform/env.h"
 #include "platform/filesystem.h"
 #include "probe/probe.h"
+#include "util/strings.h"
 
 namespace dlenv {
 
@@ -60,16 +61,13 @@ int run_plan(const PlanCliOptions& o, std::ostream& out, std::ostream& err) {
   }
   bool os_given = !o.os.empty();
   if (os_given) {
-    if (o.os == "linux") {
-      in.os = PlanOs::linux;
-    } else if (o.os == "windows") {
-      in.os = PlanOs::windows;
-    } else if (o.os == "wsl2") {
-      in.os = PlanOs::wsl2;
-    } else {
-      err << "dlenv plan: --os must be linux, windows or wsl2, not '" << o.os << "'\n";
+    auto os = parse_plan_os(o.os);
+    if (!os) {
+      err << "dlenv plan: --os must be one of " << join(plan_os_names(), ", ") << ", not '" << o.os
+          << "'\n";
       return kExitUsage;
     }
+    in.os = *os;
     in.os_source = "--os";
   }
   if (!o.python.empty()) {

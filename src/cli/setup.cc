@@ -3,6 +3,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "util/strings.h"
+
 namespace dlenv {
 
 Os this_host_os() {
@@ -13,18 +15,23 @@ Os this_host_os() {
 #endif
 }
 
+std::vector<std::string> os_names() {
+  return {"linux", "windows"};
+}
+
 Result<SystemView> open_system_view(const std::string& root, const std::string& os_name,
                                     const std::string& env_file, const std::string& kb_dir) {
   SystemView s;
   const Os host = this_host_os();
   s.os = host;
   if (!os_name.empty()) {
-    if (os_name == "linux") {
+    const auto names = os_names();  // in the order of the Os enum
+    if (os_name == names[0]) {
       s.os = Os::linux;
-    } else if (os_name == "windows") {
+    } else if (os_name == names[1]) {
       s.os = Os::windows;
     } else {
-      return fail("--os must be linux or windows, not '" + os_name + "'");
+      return fail("--os must be " + join(names, " or ") + ", not '" + os_name + "'");
     }
   }
   if (!root.empty()) {

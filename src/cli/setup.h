@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kb/kb.h"
 #include "platform/env.h"
@@ -26,6 +27,9 @@ struct SystemView {
 
 // The OS dlenv was built for (and runs on).
 Os this_host_os();
+
+// The names --os takes (linux, windows): parsed here, completed by cli/completion.h.
+std::vector<std::string> os_names();
 
 // Errors: an --os other than linux|windows, a --root that is not a directory, an
 // unreadable --env-file, a knowledge base that does not load. Under --root without

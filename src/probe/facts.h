@@ -24,6 +24,10 @@ struct HostFacts {
   Fact<std::string> glibc;   // "2.35": libc.so.6's newest GLIBC_2.N version (probe/glibc.cc)
   Fact<std::string> arch;    // "x86_64"
   Fact<std::string> hostname;
+  // "AMD EPYC 9654 96-Core Processor": /proc/cpuinfo's model name (Windows:
+  // PROCESSOR_IDENTIFIER); logical CPUs: its processor entries (NUMBER_OF_PROCESSORS).
+  Fact<std::string> cpu_model;
+  Fact<int> cpu_count;
   Fact<std::string> container;  // "docker", "podman", "kubernetes", "none"
   Fact<bool> wsl2;
   std::vector<std::string> container_evidence;

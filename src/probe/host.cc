@@ -1,4 +1,4 @@
-// Host facts: distro, kernel, arch, hostname, container, WSL2.
+// Host facts: distro, kernel, arch, hostname, CPU, container, WSL2.
 #include "platform/system.h"
 #include "probe/probe.h"
 #include "util/strings.h"
@@ -16,6 +16,53 @@ std::optional<std::string> os_release_value(const std::string& text, std::string
     return v;
   }
   return std::nullopt;
+}
+
+// The CPU model and the number of logical CPUs: /proc/cpuinfo on Linux (under --root too),
+// the variables Windows sets for every process on Windows.
+void probe_cpu(const ProbeContext& ctx, HostFacts& h) {
+  if (ctx.os == Os::windows) {
+    if (auto id = ctx.env.get("PROCESSOR_IDENTIFIER"); id && !trim(*id).empty()) {
+      h.cpu_model = Fact<std::string>::known(std::string(trim(*id)), "PROCESSOR_IDENTIFIER");
+    } else {
+      h.cpu_model =
+          Fact<std::string>::unknown(FactStatus::not_found, "PROCESSOR_IDENTIFIER is not set");
+    }
+    auto n = ctx.env.get("NUMBER_OF_PROCESSORS");
+    auto count = n ? parse_int(trim(*n)) : std::nullopt;
+    if (count && *count > 0) {
+      h.cpu_count = Fact<int>::known(static_cast<int>(*count), "NUMBER_OF_PROCESSORS");
+    } else {
+      h.cpu_count = Fact<int>::unknown(FactStatus::not_found, "NUMBER_OF_PROCESSORS is not set");
+    }
+    return;
+  }
+  const char* path = "/proc/cpuinfo";
+  auto text = ctx.fs.read_file(path);
+  if (!text) {
+    h.cpu_model = Fact<std::string>::unknown(FactStatus::not_found, "no /proc/cpuinfo", path);
+    h.cpu_count = Fact<int>::unknown(FactStatus::not_found, "no /proc/cpuinfo", path);
+    return;
+  }
+  int processors = 0;
+  std::string model;
+  for (const auto& line : split_lines(*text)) {
+    auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key(trim(std::string_view(line).substr(0, colon)));
+    std::string value(trim(std::string_view(line).substr(colon + 1)));
+    if (key == "processor") ++processors;
+    // x86: "model name"; some Arm kernels: "Model" or "Hardware".
+    if (model.empty() && (key == "model name" || key == "Model" || key == "Hardware")) {
+      model = value;
+    }
+  }
+  h.cpu_model = model.empty()
+                    ? Fact<std::string>::unknown(FactStatus::not_found, "no model name", path)
+                    : Fact<std::string>::known(model, path);
+  h.cpu_count = processors > 0
+                    ? Fact<int>::known(processors, path)
+                    : Fact<int>::unknown(FactStatus::not_found, "no processor entries", path);
 }
 
 }  // namespace
@@ -60,6 +107,8 @@ HostFacts probe_host(const ProbeContext& ctx) {
   } else {
     h.hostname = Fact<std::string>::unknown(FactStatus::not_found, "no /etc/hostname");
   }
+
+  probe_cpu(ctx, h);
 
   // Containers.
   std::string kind;

@@ -7,9 +7,14 @@
 
 namespace dlenv {
 
-bool color_wanted(bool is_tty, const char* no_color_env, const char* term_env) {
+bool color_wanted(bool is_tty, const char* no_color_env, const char* term_env,
+                  const char* force_color_env, const char* clicolor_force_env) {
+  auto set = [](const char* v) { return v != nullptr && v[0] != '\0'; };
+  if (set(no_color_env)) return false;
+  for (const char* force : {force_color_env, clicolor_force_env}) {
+    if (set(force) && std::string_view(force) != "0") return true;
+  }
   if (!is_tty) return false;
-  if (no_color_env != nullptr && no_color_env[0] != '\0') return false;
   if (term_env != nullptr && std::string_view(term_env) == "dumb") return false;
   return true;
 }

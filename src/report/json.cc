@@ -71,6 +71,8 @@ json host_json(const HostFacts& h) {
   j["glibc"] = fact_json(h.glibc);
   j["arch"] = fact_json(h.arch);
   j["hostname"] = fact_json(h.hostname);
+  j["cpu_model"] = fact_json(h.cpu_model);
+  j["cpu_count"] = fact_json(h.cpu_count);
   j["container"] = fact_json(h.container);
   j["container_evidence"] = strings_json(h.container_evidence);
   j["wsl"] = fact_json(h.wsl2);
@@ -450,9 +452,24 @@ nlohmann::ordered_json report_json(const Facts& facts, const std::vector<Finding
   return j;
 }
 
-std::string render_json(const Facts& facts, const std::vector<Finding>& findings) {
+namespace {
+
+void redact_strings(nlohmann::ordered_json& j, Redactor& redact) {
+  if (j.is_string()) {
+    j = redact(j.get_ref<const std::string&>());
+  } else if (j.is_structured()) {
+    for (auto& child : j) redact_strings(child, redact);
+  }
+}
+
+}  // namespace
+
+std::string render_json(const Facts& facts, const std::vector<Finding>& findings,
+                        Redactor* redact) {
+  auto doc = report_json(facts, findings);
+  if (redact != nullptr) redact_strings(doc, *redact);
   // Text from files can be invalid UTF-8: replace it rather than throw.
-  return report_json(facts, findings).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace dlenv

@@ -195,6 +195,49 @@ std::string python_summary(const std::vector<PythonEnv>& envs) {
   return join(parts, "; ");
 }
 
+// Whether each framework has the GPU, as the interpreter said when --deep imported it.
+std::string deep_framework_text(const DeepFramework& f) {
+  std::string t = f.name + (f.version.empty() ? "" : " " + f.version) + ": ";
+  if (!f.imported) return t + "import failed";
+  if (!f.gpu_available.ok()) return t + "unknown";
+  if (!*f.gpu_available) return t + "no";
+  return t + "yes (" + std::to_string(f.device_count) +
+         (f.device_count == 1 ? " device)" : " devices)");
+}
+
+std::string cuda_available_summary(const std::vector<PythonEnv>& envs) {
+  std::vector<std::string> parts;
+  for (const PythonEnv& e : envs) {
+    std::vector<std::string> fws;
+    if (e.deep && e.deep->status.ok() && *e.deep->status == "ok") {
+      for (const auto& f : e.deep->frameworks) fws.push_back(clean(deep_framework_text(f)));
+    } else {
+      const std::string why = e.deep ? "not checked (" + fact_text(e.deep->status) + ")"
+                                     : "not checked (run with --deep)";
+      for (const auto& f : e.frameworks)
+        fws.push_back(clean(f.package + " " + f.version) + ": " + why);
+    }
+    if (fws.empty()) continue;
+    std::string s = join(fws, ", ");
+    if (envs.size() > 1) s = clean(e.interpreter.ok() ? *e.interpreter : e.prefix) + ": " + s;
+    parts.push_back(s);
+  }
+  return parts.empty() ? "no GPU frameworks installed" : join(parts, "; ");
+}
+
+std::string libc_summary(const HostFacts& h) {
+  return h.glibc.ok() ? "glibc " + clean(*h.glibc) : fact_text(h.glibc);
+}
+
+std::string cpu_summary(const HostFacts& h) {
+  std::string out = fact_text(h.cpu_model);
+  if (h.cpu_count.ok()) {
+    out += ", " + std::to_string(*h.cpu_count) +
+           (*h.cpu_count == 1 ? " logical CPU" : " logical CPUs");
+  }
+  return out;
+}
+
 std::string env_summary(const EnvFacts& e) {
   std::vector<std::string> parts;
   for (const auto& [name, value] : e.vars) {
@@ -207,49 +250,57 @@ std::string env_summary(const EnvFacts& e) {
 
 }  // namespace
 
-std::string render_markdown(const Facts& facts, const std::vector<Finding>& findings) {
+std::string render_markdown(const Facts& facts, const std::vector<Finding>& findings,
+                            Redactor* redact) {
+  // Each piece is redacted before it is escaped: a placeholder like <host> then reads as
+  // such in table cells too.
+  auto r = [&](std::string_view s) { return redact != nullptr ? (*redact)(s) : std::string(s); };
   std::string out;
   Counts counts = count_findings(findings);
   std::string title = "dlenv";
   if (!facts.tool_version.empty()) title += " " + clean(facts.tool_version);
   out += "### " + md_text(title) + " doctor report\n\n";
   out += "**" + counts_text(counts) + "**";
-  if (facts.rooted) out += " · root " + code_span(facts.root);
+  if (facts.rooted) out += " · root " + code_span(r(facts.root));
   out += "\n\n";
+  if (redact != nullptr) out += "_" + md_text(Redactor::notice()) + "_\n\n";
 
   out += "| layer | summary |\n| --- | --- |\n";
   const std::pair<const char*, std::string> rows[] = {
       {"Host", host_summary(facts.host)},
+      {"libc", libc_summary(facts.host)},
+      {"CPU", cpu_summary(facts.host)},
       {"Driver", driver_summary(facts.driver)},
       {"GPUs", gpu_summary(facts)},
       {"CUDA toolkits", toolkit_summary(facts.toolkits)},
       {"cuDNN", cudnn_summary(facts.cudnn)},
       {"Python", python_summary(facts.python)},
+      {"CUDA available", cuda_available_summary(facts.python)},
       {"Environment", env_summary(facts.env)},
       {"System", system_summary(facts)},
   };
   for (const auto& [layer, summary] : rows) {
-    out += std::string("| ") + layer + " | " + md_text(summary) + " |\n";
+    out += std::string("| ") + layer + " | " + md_text(r(summary)) + " |\n";
   }
-  if (facts.windows) out += "| Windows | " + md_text(windows_summary(*facts.windows)) + " |\n";
+  if (facts.windows) out += "| Windows | " + md_text(r(windows_summary(*facts.windows))) + " |\n";
 
   out += "\n#### Findings\n\n";
   if (findings.empty()) out += "None.\n";
   for (const Finding& f : sorted_findings(findings)) {
     out += std::string("- **") + severity_name(f.severity) + "** " + code_span(f.id);
-    if (!trim(f.title).empty()) out += " — " + md_text(f.title);
+    if (!trim(f.title).empty()) out += " — " + md_text(r(f.title));
     if (!f.confirmed) out += " _(unconfirmed KB row)_";
     out += "\n";
     for (const Evidence& e : f.evidence) {
-      out += "  - evidence: " + md_text(e.fact);
-      if (!trim(e.source).empty()) out += " (" + code_span(e.source) + ")";
+      out += "  - evidence: " + md_text(r(e.fact));
+      if (!trim(e.source).empty()) out += " (" + code_span(r(e.source)) + ")";
       out += "\n";
     }
     for (const FixStep& s : f.fix) {
-      out += "  - fix: " + md_text(s.text);
+      out += "  - fix: " + md_text(r(s.text));
       std::vector<std::string> cmds;
       for (const auto& l : split_lines(s.command)) {
-        if (!trim(l).empty()) cmds.push_back(code_span(l));
+        if (!trim(l).empty()) cmds.push_back(code_span(r(l)));
       }
       if (!cmds.empty()) out += ": " + join(cmds, "; ");
       out += "\n";
@@ -257,6 +308,7 @@ std::string render_markdown(const Facts& facts, const std::vector<Finding>& find
   }
 
   std::string full = render_facts_text(facts, ReportOptions{.color = false, .verbose = true});
+  if (redact != nullptr) full = redact->columns(full);
   std::string fence(std::max<size_t>(3, longest_backtick_run(full) + 1), '`');
   out += "\n<details>\n<summary>Full facts</summary>\n\n";
   out += fence + "text\n" + full + fence + "\n\n</details>\n";

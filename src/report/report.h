@@ -15,9 +15,33 @@ namespace dlenv {
 
 inline constexpr const char* kReportSchema = "dlenv.report/1";
 
+// --redact: replaces what identifies a machine or a person in rendered output with stable
+// placeholders: the hostname -> <host>, the home directory -> ~, the user name where it is
+// a path component -> <user>, GPU/MIG UUIDs -> GPU-<uuid-1>, MIG-<uuid-2>... (numbered by
+// first appearance, the facts' GPUs first). One Redactor per run: the same value gets the
+// same placeholder in every piece it redacts.
+class Redactor {
+ public:
+  // `user` and `home`: the user name and home directory of the environment the facts come
+  // from (empty: not redacted).
+  Redactor(const Facts& facts, std::string user, std::string home);
+  std::string operator()(std::string_view text);
+  // The same for text laid out in columns: the spaces after a replaced word grow or shrink
+  // so that the next column stays where it was.
+  std::string columns(std::string_view text);
+  // "Redacted: hostname, user, home, GPU UUIDs — pass --no-redact to keep them"
+  static std::string notice();
+
+ private:
+  std::string host_, user_, home_;
+  std::vector<std::pair<std::string, std::string>> uuids_;  // value -> placeholder
+  std::string redact(std::string_view text, bool keep_columns);
+};
+
 struct ReportOptions {
-  bool color = false;    // ANSI colours (decide with color_wanted())
-  bool verbose = false;  // show the source of every fact (evidence always shows its source)
+  bool color = false;          // ANSI colours (decide with color_wanted())
+  bool verbose = false;        // show the source of every fact (evidence always shows its source)
+  Redactor* redact = nullptr;  // --redact: applied to the rendered text
 };
 
 // Human text: facts grouped by layer, then the findings (error > warning >
@@ -28,16 +52,22 @@ std::string render_text(const Facts& facts, const std::vector<Finding>& findings
 
 // The "dlenv.report/1" document, keys in a fixed order.
 nlohmann::ordered_json report_json(const Facts& facts, const std::vector<Finding>& findings);
-// report_json(...) pretty-printed with two-space indentation, ending in '\n'.
-std::string render_json(const Facts& facts, const std::vector<Finding>& findings);
+// report_json(...) pretty-printed with two-space indentation, ending in '\n'; with a
+// redactor, every string value redacted.
+std::string render_json(const Facts& facts, const std::vector<Finding>& findings,
+                        Redactor* redact = nullptr);
 
 // Markdown for a bug report: a summary table (one row per layer), the findings
 // list, and the full facts inside a collapsible <details> block.
-std::string render_markdown(const Facts& facts, const std::vector<Finding>& findings);
+// With a redactor: every piece redacted before it is escaped, and a line that says so.
+std::string render_markdown(const Facts& facts, const std::vector<Finding>& findings,
+                            Redactor* redact = nullptr);
 
-// Whether to colour: only on a TTY, not when NO_COLOR is set and non-empty,
-// not when TERM is "dumb". Null pointers mean "unset".
-bool color_wanted(bool is_tty, const char* no_color_env, const char* term_env);
+// Whether to colour text output, for every command. In order: NO_COLOR set and non-empty:
+// no; FORCE_COLOR or CLICOLOR_FORCE set, non-empty and not "0": yes (even into a pipe);
+// otherwise only on a TTY whose TERM is not "dumb". Null pointers mean "unset".
+bool color_wanted(bool is_tty, const char* no_color_env, const char* term_env,
+                  const char* force_color_env = nullptr, const char* clicolor_force_env = nullptr);
 
 // Findings sorted error > warning > info, keeping the given order within a severity.
 std::vector<Finding> sorted_findings(const std::vector<Finding>& findings);

@@ -24,6 +24,9 @@ Facts h200_facts() {
   f.host.kernel = Fact<std::string>::known("6.8.0-85-generic", "/proc/sys/kernel/osrelease");
   f.host.arch = Fact<std::string>::known("x86_64", "uname");
   f.host.hostname = Fact<std::string>::known("h200-node-07", "/proc/sys/kernel/hostname");
+  f.host.glibc = Fact<std::string>::known("2.39", "/usr/lib/x86_64-linux-gnu/libc.so.6");
+  f.host.cpu_model = Fact<std::string>::known("AMD EPYC 9654 96-Core Processor", "/proc/cpuinfo");
+  f.host.cpu_count = Fact<int>::known(192, "/proc/cpuinfo");
   f.host.container = Fact<std::string>::known("none", "/proc/1/cgroup");
   f.host.wsl2 = Fact<bool>::known(false, "/proc/sys/kernel/osrelease");
 
@@ -215,6 +218,94 @@ TEST(ReportGolden, Markdown) {
   check_golden("h200.md", render_markdown(h200_facts(), h200_findings()));
 }
 
+// A bug report's lines: libc, CPU, and whether each framework has the GPU.
+TEST(ReportMarkdown, LibcCpuAndCudaAvailable) {
+  Facts f = h200_facts();
+  PythonEnv e;
+  e.interpreter = Fact<std::string>::known("/home/ana/.venv/bin/python", "VIRTUAL_ENV");
+  FrameworkFacts torch;
+  torch.package = "torch";
+  torch.version = "2.11.0";
+  e.frameworks.push_back(torch);
+  f.python.push_back(e);
+  std::string md = render_markdown(f, {});
+  EXPECT_NE(md.find("| libc | glibc 2.39 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| CPU | AMD EPYC 9654 96-Core Processor, 192 logical CPUs |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| CUDA available | torch 2.11.0: not checked (run with --deep) |"),
+            std::string::npos)
+      << md;
+  // With --deep: what the import said.
+  DeepProbe deep;
+  deep.status = Fact<std::string>::known("ok", "python");
+  DeepFramework d;
+  d.name = "torch";
+  d.version = "2.11.0+cu130";
+  d.imported = true;
+  d.gpu_available = Fact<bool>::known(true, "torch.cuda.is_available()");
+  d.device_count = 8;
+  deep.frameworks.push_back(d);
+  f.python.back().deep = deep;
+  md = render_markdown(f, {});
+  EXPECT_NE(md.find("| CUDA available | torch 2.11.0+cu130: yes (8 devices) |"), std::string::npos)
+      << md;
+  f.host.glibc = Fact<std::string>::unknown(FactStatus::not_supported, "Windows");
+  f.host.cpu_model = Fact<std::string>::unknown(FactStatus::not_found, "no /proc/cpuinfo");
+  f.host.cpu_count = Fact<int>::unknown(FactStatus::not_found, "no /proc/cpuinfo");
+  md = render_markdown(f, {});
+  EXPECT_NE(md.find("| libc | not supported: Windows |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| CPU | not found: no /proc/cpuinfo |"), std::string::npos) << md;
+}
+
+TEST(Redactor, StablePlaceholders) {
+  Facts f = h200_facts();
+  Redactor r(f, "ana", "/home/ana/");
+  EXPECT_EQ(r("host h200-node-07, /home/ana/.venv, /home/anabel, /scratch/ana/x, ana"),
+            "host <host>, ~/.venv, /home/anabel, /scratch/<user>/x, ana");
+  // The facts' GPU is number 1 whatever comes first; a new UUID gets the next number, and
+  // keeps it.
+  const std::string other = "MIG-0a1b2c3d-0000-4000-8000-00000000abcd";
+  EXPECT_EQ(r(other + " GPU-3f1c2a9e-7b4d-4e21-9c0a-5d8e6f7a1b2c"), "MIG-<uuid-2> GPU-<uuid-1>");
+  EXPECT_EQ(r(other), "MIG-<uuid-2>");
+  EXPECT_EQ(r("h200-node-07x is another host"), "h200-node-07x is another host");
+  // In columns: what follows a replaced word stays where it was.
+  EXPECT_EQ(r.columns("  hostname  h200-node-07   (/etc/hostname)\n"
+                      "  UUID      GPU-3f1c2a9e-7b4d-4e21-9c0a-5d8e6f7a1b2c (nvml)\n"
+                      "  home      /home/ana/x  (HOME)\n"),
+            "  hostname  <host>         (/etc/hostname)\n"
+            "  UUID      GPU-<uuid-1>                             (nvml)\n"
+            "  home      ~/x          (HOME)\n");
+  EXPECT_EQ(r.columns("h200-node-07x h200-node-07"), "h200-node-07x <host>");
+  Redactor root(f, "root", "/root");
+  EXPECT_EQ(root("--root /srv, /root/.cache"), "--root /srv, ~/.cache");
+}
+
+TEST(Redactor, EveryRendererConsistently) {
+  Facts f = h200_facts();
+  auto findings = h200_findings();
+  Redactor r(f, "ana", "/home/ana");
+  std::string md = render_markdown(f, findings, &r);
+  std::string json = render_json(f, findings, &r);
+  std::string text = render_text(f, findings, {.verbose = true, .redact = &r});
+  for (const std::string* out : {&md, &json, &text}) {
+    EXPECT_EQ(out->find("h200-node-07"), std::string::npos) << *out;
+    EXPECT_EQ(out->find("/home/ana"), std::string::npos) << *out;
+    EXPECT_EQ(out->find("3f1c2a9e"), std::string::npos) << *out;
+  }
+  EXPECT_NE(json.find("\"value\": \"<host>\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"value\": \"GPU-<uuid-1>\""), std::string::npos) << json;
+  EXPECT_NE(text.find("GPU-<uuid-1>"), std::string::npos) << text;
+  EXPECT_NE(md.find(Redactor::notice()), std::string::npos);
+  EXPECT_NE(text.find(Redactor::notice()), std::string::npos);
+  // Markdown escapes a placeholder in a table cell or list item, not in code.
+  EXPECT_NE(md.find("in the pip wheel nvidia-cudnn-cu13 (`~/.venv/"), std::string::npos) << md;
+  check_golden("h200-redacted.md", md);
+  // Without a redactor nothing changes.
+  EXPECT_EQ(render_markdown(f, findings), render_markdown(f, findings, nullptr));
+  EXPECT_NE(render_markdown(f, findings).find("h200-node-07"), std::string::npos);
+}
+
 TEST(ReportText, FindingsSortedErrorWarningInfo) {
   std::string text = render_text(h200_facts(), h200_findings(), {});
   size_t e = text.find("[error]");
@@ -376,6 +467,14 @@ TEST(ColorWanted, TruthTable) {
   EXPECT_FALSE(color_wanted(false, nullptr, "xterm"));
   EXPECT_FALSE(color_wanted(false, "1", "dumb"));
   EXPECT_FALSE(color_wanted(false, nullptr, nullptr));
+  // FORCE_COLOR / CLICOLOR_FORCE: colour into a pipe too, unless "0" or empty; NO_COLOR wins.
+  EXPECT_TRUE(color_wanted(false, nullptr, nullptr, "1", nullptr));
+  EXPECT_TRUE(color_wanted(false, nullptr, "dumb", nullptr, "1"));
+  EXPECT_TRUE(color_wanted(false, "", nullptr, "true", nullptr));
+  EXPECT_FALSE(color_wanted(false, nullptr, nullptr, "0", nullptr));
+  EXPECT_FALSE(color_wanted(false, nullptr, nullptr, "", "0"));
+  EXPECT_FALSE(color_wanted(true, "1", "xterm", "1", "1"));
+  EXPECT_TRUE(color_wanted(true, nullptr, "xterm", "0", nullptr));  // "0" only does not force
 }
 
 }  // namespace

@@ -8,28 +8,13 @@
 #include "report/internal.h"
 #include "report/python_loaded.h"
 #include "report/report.h"
+#include "util/ansi.h"
 #include "util/strings.h"
 
 namespace dlenv {
 namespace {
 
 using namespace report_detail;
-
-enum class Style { none, bold, dim, red, yellow, cyan };
-
-std::string paint(std::string_view text, Style style, bool color) {
-  if (!color || style == Style::none || text.empty()) return std::string(text);
-  const char* code = "";
-  switch (style) {
-    case Style::none: break;
-    case Style::bold: code = "\x1b[1m"; break;
-    case Style::dim: code = "\x1b[2m"; break;
-    case Style::red: code = "\x1b[31m"; break;
-    case Style::yellow: code = "\x1b[33m"; break;
-    case Style::cyan: code = "\x1b[36m"; break;
-  }
-  return std::string(code) + std::string(text) + "\x1b[0m";
-}
 
 std::string spaces(size_t n) {
   return std::string(n, ' ');
@@ -548,15 +533,6 @@ void facts_sections(Writer& w, const Facts& facts) {
   if (w.verbose()) timing_section(w, facts.timing);
 }
 
-Style severity_style(Severity s) {
-  switch (s) {
-    case Severity::error: return Style::red;
-    case Severity::warning: return Style::yellow;
-    case Severity::info: return Style::cyan;
-  }
-  return Style::none;
-}
-
 std::string prompt(const std::string& shell) {
   if (shell == "powershell" || shell == "pwsh") return "PS> ";
   if (shell == "cmd") return "> ";
@@ -575,7 +551,7 @@ void findings_section(Writer& w, const std::vector<Finding>& findings) {
     if (!first) w.line();
     first = false;
     std::string tag = std::string("[") + severity_name(f.severity) + "]";
-    std::string head = "  " + paint(tag, severity_style(f.severity), w.color()) +
+    std::string head = "  " + paint(tag, severity_style(severity_name(f.severity)), w.color()) +
                        spaces(tag_width - tag.size() + 1) + clean(f.id);
     std::string title = clean(f.title);
     if (!title.empty()) head += " — " + title;
@@ -640,6 +616,10 @@ std::string render_text(const Facts& facts, const std::vector<Finding>& findings
   std::string summary = counts_text(count_findings(findings));
   summary += findings.empty() ? " — no problems found" : " — run `dlenv explain ID` for details";
   w.line(summary);
+  if (options.redact != nullptr) {
+    w.line(Redactor::notice());
+    return options.redact->columns(w.str());
+  }
   return w.str();
 }
 

@@ -673,6 +673,15 @@ const RuleInfo* find_rule(std::string_view id) {
   return nullptr;
 }
 
+std::vector<std::string> finding_ids(const Kb& kb) {
+  std::vector<std::string> ids;
+  for (const auto& r : rule_table()) ids.push_back(r.id);
+  for (const auto& f : kb.findings()) {
+    if (!find_rule(f.id)) ids.push_back(f.id);
+  }
+  return ids;
+}
+
 std::vector<Finding> run_rules(const Facts& facts, const Kb& kb, Os os) {
   Ctx c{facts, kb, os};
   Findings out;
@@ -750,12 +759,7 @@ std::string findings_markdown(const Kb& kb) {
     s += "| `" + f.id + "` | " + f.section + " | " + f.title + " |\n";
   }
   s += "\n## Details\n\n";
-  std::vector<std::string> ids;
-  for (const auto& r : rule_table()) ids.push_back(r.id);
-  for (const auto& f : kb.findings()) {
-    if (!find_rule(f.id)) ids.push_back(f.id);
-  }
-  for (const auto& id : ids) {
+  for (const auto& id : finding_ids(kb)) {
     auto text = explain_text(id, kb);
     if (!text) continue;
     s += "### `" + id + "`\n\n```\n" + *text + "```\n\n";

@@ -73,6 +73,9 @@ void windows_no_driver(const RuleContext& c, std::vector<Finding>& out);
 // Every rule dlenv checks, in evaluation order.
 const std::vector<RuleInfo>& rule_table();
 const RuleInfo* find_rule(std::string_view id);
+// Every finding id `dlenv explain` knows: the rule table's, then the catalog entries
+// (kb/findings.json) no rule checks yet.
+std::vector<std::string> finding_ids(const Kb& kb);
 
 // Runs every rule; findings come back sorted by severity (errors first), then id.
 std::vector<Finding> run_rules(const Facts& facts, const Kb& kb, Os os);
