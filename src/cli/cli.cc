@@ -191,10 +191,11 @@ void add_common(CLI::App* app, CommonOptions& o, Choices& choices) {
                   "Read every file under DIR as if it were / (Linux) or drive C: (--os windows); "
                   "live probes are skipped")
       ->type_name("DIR");
-  choices.attach(app->add_option("--os", o.os_name,
-                                 "Rule set and path conventions under --root: linux|windows")
-                     ->type_name("OS"),
-                 os_names);
+  choices.attach(
+      app->add_option("--os", o.os_name,
+                      "Rule set and path conventions under --root: " + join(os_names(), "|"))
+          ->type_name("OS"),
+      os_names);
   app->add_option("--env-file", o.env_file, "KEY=VALUE lines used instead of the environment")
       ->type_name("FILE");
   app->add_option("--kb", o.kb_dir, "Load the knowledge base from DIR instead of the built-in one")
@@ -370,7 +371,7 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
       ->type_name("NAME");
   plan->add_option("--cc", plan_o.cc, "GPU compute capability, e.g. 8.9")->type_name("X.Y");
   plan->add_option("--driver", plan_o.driver, "NVIDIA driver version")->type_name("VER");
-  choices.attach(plan->add_option("--os", plan_o.os, "linux|windows|wsl2")->type_name("OS"),
+  choices.attach(plan->add_option("--os", plan_o.os, join(plan_os_names(), "|"))->type_name("OS"),
                  plan_os_names);
   plan->add_option("--python", plan_o.python, "Python version")->type_name("X.Y");
   plan->add_flag("--json", plan_o.json, "Machine-readable (schema dlenv.plan/1)");
@@ -411,10 +412,11 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
       ->type_name("DIR");
   deps->add_option("--env-file", deps_o.env_file, "KEY=VALUE lines (LD_LIBRARY_PATH)")
       ->type_name("FILE");
-  choices.attach(deps->add_option("--os", deps_o.os,
-                                  "linux|windows (default: windows for a PE file or a .dll)")
-                     ->type_name("OS"),
-                 os_names);
+  choices.attach(
+      deps->add_option("--os", deps_o.os,
+                       join(os_names(), "|") + " (default: windows for a PE file or a .dll)")
+          ->type_name("OS"),
+      os_names);
   deps->add_option("--app-dir", deps_o.app_dir, "Windows: the directory of the program's .exe")
       ->type_name("DIR");
   deps->add_option("--add-dll-dir", deps_o.dll_dirs,
@@ -453,7 +455,8 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   load->add_option("--env-file", load_o.env_file, "KEY=VALUE lines (PATH, LD_LIBRARY_PATH)")
       ->type_name("FILE");
   choices.attach(
-      load->add_option("--os", load_o.os, "linux|windows (another OS than this one: explain only)")
+      load->add_option("--os", load_o.os,
+                       join(os_names(), "|") + " (another OS than this one: explain only)")
           ->type_name("OS"),
       os_names);
   load->add_option("--error-code", load_o.error_code, "Windows: the LoadLibrary error to explain")
@@ -468,11 +471,10 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
 
   std::string completion_shell;
   auto* completion = app.add_subcommand(
-      "completion",
-      "Print the shell completion script: bash (source <(dlenv completion bash)), zsh, fish, "
-      "powershell");
+      "completion", "Print the shell completion script of " + join(completion_shells(), ", ") +
+                        " (bash: source <(dlenv completion bash))");
   choices.attach(
-      completion->add_option("shell", completion_shell, "bash|zsh|fish|powershell")->required(),
+      completion->add_option("shell", completion_shell, join(completion_shells(), "|"))->required(),
       [] { return completion_shells(); });
   std::vector<std::string> help_path;
   bool help_man = false;

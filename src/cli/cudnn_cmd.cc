@@ -17,9 +17,10 @@ void add_action_common(CLI::App* app, ActionCommonOptions& o, Choices& choices) 
                   "Work under DIR as if it were / (Linux) or drive C: (--os windows); nothing "
                   "outside it is read or written, nothing is loaded")
       ->type_name("DIR");
-  choices.attach(app->add_option("--os", o.os, "Path conventions under --root: linux|windows")
-                     ->type_name("OS"),
-                 os_names);
+  choices.attach(
+      app->add_option("--os", o.os, "Path conventions under --root: " + join(os_names(), "|"))
+          ->type_name("OS"),
+      os_names);
   app->add_option("--env-file", o.env_file, "KEY=VALUE lines used instead of the environment")
       ->type_name("FILE");
   app->add_option("--kb", o.kb_dir, "Knowledge base directory")->type_name("DIR");

@@ -174,7 +174,7 @@ CommandRunner add_env_command(CLI::App& app, Choices& choices, std::ostream& out
   env->add_option("--cuda", o->cuda, "The toolkit's CUDA version")->type_name("X.Y");
   // Checked by parse_shell, which also takes sh and powershell.
   choices.attach(env->add_option("--shell", o->shell,
-                                 "bash|zsh|fish|pwsh|cmd (default: $SHELL, pwsh on Windows)")
+                                 join(shell_names(), "|") + " (default: $SHELL, pwsh on Windows)")
                      ->type_name("SHELL"),
                  shell_names, false);
   env->add_flag("--persist", o->persist,
