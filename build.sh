@@ -27,7 +27,9 @@ windows_suite() {
 # debootstrap) and dlenv.exe from the mingw build.
 package_release() {
   scripts/install-deps.sh --windows --package
-  if [[ $(id -u) -eq 0 ]]; then scripts/make-sysroot.sh; else sudo scripts/make-sysroot.sh; fi
+  if [[ ! -f build/sysroot/bullseye/.dlenv-sysroot-ok ]]; then
+    if [[ $(id -u) -eq 0 ]]; then scripts/make-sysroot.sh; else sudo scripts/make-sysroot.sh; fi
+  fi
   cmake --preset dist >/dev/null
   cmake --build --preset dist -j "$jobs"
   cmake --preset mingw >/dev/null

@@ -32,13 +32,13 @@ fi
 
 mirror="${DLENV_DEBIAN_MIRROR:-}"
 if [[ -z "$mirror" ]]; then
-  # deb822 sources (URIs:) or one-line sources (deb URL suite ...), whichever apt has.
-  mirror=$(grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null |
-           awk '{print $2}' | grep -v security | head -n1 || true)
-  if [[ -z "$mirror" ]]; then
-    mirror=$(grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-             awk '{print $2}' | grep -v security | head -n1 || true)
-  fi
+  # The Debian archive apt uses: deb822 sources (URIs:) or one-line ones (deb [opts] URL
+  # suite ...), preferring a debian.org host and never the security archive.
+  mirror=$( { grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}'
+              grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+                sed -E 's/^deb +(\[[^]]*\] +)?//' | awk '{print $1}'; } |
+            grep -v security | sort -u | awk '/debian\.org/ {print 0, $0; next} {print 1, $0}' |
+            sort | head -n1 | cut -d' ' -f2 || true)
 fi
 if [[ -z "$mirror" ]]; then
   echo "make-sysroot: no Debian mirror found in /etc/apt; set DLENV_DEBIAN_MIRROR" >&2
@@ -55,11 +55,24 @@ tmp="$dir.tmp"
 rm -rf "$tmp"
 if [[ ! -s "$tarball" ]]; then
   echo "make-sysroot: fetching Debian bullseye packages from $mirror" >&2
-  debootstrap --variant=minbase --include="$include" --arch=amd64 \
-    --make-tarball="$tarball.part" bullseye "$tmp" "$mirror" >"$cache/debootstrap.log" 2>&1 || {
-    tail -n 20 "$cache/debootstrap.log" >&2
-    exit 1
-  }
+  # Bullseye's LTS ended in 2026: when the mirror no longer carries it, Debian's archive
+  # of old releases does (DLENV_DEBIAN_ARCHIVE: its URL).
+  if ! debootstrap --variant=minbase --include="$include" --arch=amd64 \
+      --make-tarball="$tarball.part" bullseye "$tmp" "$mirror" >"$cache/debootstrap.log" 2>&1; then
+    if [[ -z "${DLENV_DEBIAN_ARCHIVE:-}" ]]; then
+      tail -n 20 "$cache/debootstrap.log" >&2
+      echo "make-sysroot: $mirror has no bullseye; set DLENV_DEBIAN_ARCHIVE to Debian's archive of old releases" >&2
+      exit 1
+    fi
+    mirror="$DLENV_DEBIAN_ARCHIVE"
+    echo "make-sysroot: not on that mirror; trying $mirror" >&2
+    rm -rf "$tmp"
+    debootstrap --variant=minbase --include="$include" --arch=amd64 \
+      --make-tarball="$tarball.part" bullseye "$tmp" "$mirror" >"$cache/debootstrap.log" 2>&1 || {
+      tail -n 20 "$cache/debootstrap.log" >&2
+      exit 1
+    }
+  fi
   mv "$tarball.part" "$tarball"
   rm -rf "$tmp"
 fi
@@ -74,14 +87,18 @@ debootstrap --variant=minbase --include="$include" --arch=amd64 \
 # libfoo.so -> /lib/... development links) made relative to where they stand. The list is
 # made first (bullseye has lib -> usr/lib: the same link can be listed twice).
 root="$(realpath "$tmp")"
-mapfile -d '' links < <(find "$root/usr/lib" "$root/usr/lib64" -type l -lname '/*' -print0 2>/dev/null)
+mapfile -d '' links < <(find "$root/usr/lib" "$root/usr/lib64" "$root/lib" "$root/lib64" \
+  -type l -lname '/*' -print0 2>/dev/null | sort -zu)
 for link in "${links[@]}"; do
   target="$(readlink "$link")"
   [[ "$target" == /* ]] || continue
-  ln -sfn "$(realpath -m --relative-to="$(dirname "$link")" "$root$target")" "$link"
+  ln -sfn "$(realpath -m -s --relative-to="$(dirname "$link")" "$root$target")" "$link"
 done
 
-glibc="$(ls "$root"/lib/x86_64-linux-gnu/libc-*.so 2>/dev/null | sed 's/.*libc-\(.*\)\.so/\1/')"
+shopt -s nullglob
+libc=("$root"/usr/lib/x86_64-linux-gnu/libc-*.so)
+glibc=""
+if ((${#libc[@]} == 1)); then glibc="${libc[0]##*/libc-}"; glibc="${glibc%.so}"; fi
 if [[ "$glibc" != "2.31" ]]; then
   echo "make-sysroot: expected glibc 2.31 in the sysroot, found '${glibc:-none}'" >&2
   exit 1

@@ -1,11 +1,13 @@
 // DynamicLibrary on POSIX: dlopen/dlsym/dlinfo/dlclose.
 #include <dlfcn.h>
+#include <gnu/libc-version.h>
 #include <link.h>
 
 #include <cstdlib>
 #include <utility>
 
 #include "platform/dynamic_library.h"
+#include "platform/glibc_compat.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -69,7 +71,12 @@ Result<DynamicLibrary> DynamicLibrary::open(const std::string& name_or_path) {
 Result<DynamicLibrary> DynamicLibrary::open_isolated(const std::string& path) {
   // A fresh link-map namespace: a second copy of a library whose soname is
   // already loaded (two cuDNN 9 copies, say) is really loaded from `path`
-  // instead of the loader handing back the first one.
+  // instead of the loader handing back the first one. Not on glibc < 2.34, where a
+  // failed dlopen made by the library from inside that namespace ends the process
+  // (platform/glibc_compat.h): there the shared namespace, whose callers check the
+  // path they got (a second copy then reports "the loader returned ...").
+  static const bool namespaces_safe = dlopen_in_dlmopen_namespace_is_safe(gnu_get_libc_version());
+  if (!namespaces_safe) return open(path);
   ::dlerror();
   void* handle = ::dlmopen(LM_ID_NEWLM, path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {

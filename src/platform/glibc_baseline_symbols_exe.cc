@@ -16,7 +16,6 @@
 #error "only for the glibc baseline build (cmake/linux-glibc-baseline.cmake)"
 #endif
 
-#include <dlfcn.h>
 #include <link.h>
 
 #include <cstdint>
@@ -44,12 +43,9 @@ __attribute__((visibility("hidden"))) int _dl_find_object(void* address, dl_find
   result->dlfo_map_start = const_cast<void*>(span->map_start);
   result->dlfo_map_end = const_cast<void*>(span->map_end);
   result->dlfo_eh_frame = const_cast<void*>(span->eh_frame);
+  // libgcc's unwinder reads only the eh_frame; glibc's link map would cost a lookup under
+  // the loader's lock per frame, so it is left out.
   result->dlfo_link_map = nullptr;
-  Dl_info info;
-  void* map = nullptr;
-  if (dladdr1(address, &info, &map, RTLD_DL_LINKMAP) != 0) {
-    result->dlfo_link_map = static_cast<struct link_map*>(map);
-  }
   return 0;
 }
 

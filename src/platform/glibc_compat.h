@@ -7,6 +7,7 @@
 // Linux only.
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 namespace dlenv {
 
@@ -26,5 +27,13 @@ std::optional<LoadedObjectSpan> loaded_object_containing(const void* address);
 // 32 random bits from the kernel: getrandom(2), else /dev/urandom (kernels before 3.17,
 // seccomp filters that refuse the call). nullopt when neither gives any.
 std::optional<std::uint32_t> kernel_random_u32();
+
+// Whether a library loaded with dlmopen(LM_ID_NEWLM) may call dlopen itself on this glibc
+// (its version, "2.31"): before 2.34 dlopen lived in libdl.so.2, of which such a namespace
+// gets a second copy, and a failed dlopen there ends the whole process ("error while
+// loading shared libraries", exit 127) instead of returning NULL. cuDNN 9's libcudnn.so
+// dlopens its sub-libraries, so on glibc 2.31 (Ubuntu 20.04, Debian 11) a cuDNN copy whose
+// sub-libraries are off the search path killed `dlenv doctor`. An unparsable version: false.
+bool dlopen_in_dlmopen_namespace_is_safe(std::string_view glibc_version);
 
 }  // namespace dlenv

@@ -55,6 +55,24 @@ std::optional<LoadedObjectSpan> loaded_object_containing(const void* address) {
   return search.found;
 }
 
+bool dlopen_in_dlmopen_namespace_is_safe(std::string_view glibc_version) {
+  auto dot = glibc_version.find('.');
+  if (dot == std::string_view::npos || dot == 0) return false;
+  int major = 0, minor = 0;
+  for (char c : glibc_version.substr(0, dot)) {
+    if (c < '0' || c > '9') return false;
+    major = major * 10 + (c - '0');
+  }
+  std::string_view rest = glibc_version.substr(dot + 1);
+  std::size_t digits = 0;
+  while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9' && digits < 6) {
+    minor = minor * 10 + (rest[digits] - '0');
+    ++digits;
+  }
+  if (digits == 0) return false;
+  return major > 2 || (major == 2 && minor >= 34);
+}
+
 std::optional<std::uint32_t> kernel_random_u32() {
   std::uint32_t value = 0;
   for (;;) {

@@ -5,6 +5,7 @@
 #include <exception>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "platform/glibc_compat.h"
 
@@ -78,6 +79,19 @@ TEST(GlibcCompat, KernelRandomGivesDifferentValues) {
   }
   // 16 draws of 32 bits: a repeat has probability ~3e-8; all equal means it is broken.
   EXPECT_GE(seen.size(), 15u);
+}
+
+TEST(GlibcCompat, DlopenInsideDlmopenNamespacesIsSafeFromGlibc234) {
+  EXPECT_FALSE(dlopen_in_dlmopen_namespace_is_safe("2.31"));
+  EXPECT_FALSE(dlopen_in_dlmopen_namespace_is_safe("2.33"));
+  EXPECT_TRUE(dlopen_in_dlmopen_namespace_is_safe("2.34"));
+  EXPECT_TRUE(dlopen_in_dlmopen_namespace_is_safe("2.36"));
+  EXPECT_TRUE(dlopen_in_dlmopen_namespace_is_safe("2.40"));
+  EXPECT_TRUE(dlopen_in_dlmopen_namespace_is_safe("3.0"));
+  EXPECT_FALSE(dlopen_in_dlmopen_namespace_is_safe("1.99"));
+  for (const char* bad : {"", "2", ".34", "2.", "x.34", "2.x"}) {
+    EXPECT_FALSE(dlopen_in_dlmopen_namespace_is_safe(bad)) << bad;
+  }
 }
 
 }  // namespace

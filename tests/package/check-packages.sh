@@ -42,10 +42,39 @@ except ValueError as e:
     sys.exit(f"FAIL: {where}: the report is not JSON: {e}")
 if r.get("schema") != "dlenv.report/1":
     sys.exit(f"FAIL: {where}: schema is {r.get('schema')!r}")
-tool = json.dumps(r)
-if version not in tool:
-    sys.exit(f"FAIL: {where}: the report does not name version {version}")
+if r.get("tool", {}).get("version") != version:
+    sys.exit(f"FAIL: {where}: tool.version is {r.get('tool', {}).get('version')!r}, not {version}")
 print(f"{where}: valid dlenv.report/1, {len(r.get('findings', []))} finding(s)")
+EOF
+}
+
+# A wheel: the binary at dlenv-VER.data/scripts/EXE (its first bytes MAGIC, executable),
+# the tag, and every RECORD hash and size right.
+check_wheel() {  # WHEEL EXE TAG MAGIC
+  python3 - "$1" "$VERSION" "$2" "$3" "$4" <<'EOF' || exit 1
+import base64, hashlib, sys, zipfile
+path, version, exe, tag, magic = sys.argv[1:]
+z = zipfile.ZipFile(path)
+names = z.namelist()
+want = f"dlenv-{version}.data/scripts/{exe}"
+if want not in names:
+    sys.exit(f"FAIL: {path} lacks {want}")
+if not z.read(want).startswith(magic.encode("latin-1")):
+    sys.exit(f"FAIL: {want} does not start with {magic!r}")
+if (z.getinfo(want).external_attr >> 16) & 0o111 == 0:
+    sys.exit(f"FAIL: {want} is not executable in the zip")
+info = f"dlenv-{version}.dist-info"
+if f"Tag: py3-none-{tag}" not in z.read(f"{info}/WHEEL").decode():
+    sys.exit(f"FAIL: WHEEL has no py3-none-{tag} tag")
+for line in z.read(f"{info}/RECORD").decode().splitlines():
+    name, digest, size = line.rsplit(",", 2)
+    if not digest:
+        continue
+    data = z.read(name)
+    got = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    if got != digest or int(size) != len(data):
+        sys.exit(f"FAIL: RECORD does not match {name}")
+print(f"{tag} wheel: {len(names)} entries, RECORD verified")
 EOF
 }
 
@@ -82,7 +111,7 @@ case "$check" in
     # 2. Inside the bullseye root (chroot: needs root).
     if [[ $(id -u) -ne 0 ]] || ! command -v chroot >/dev/null; then
       echo "chroot skipped: not root (the glibc 2.31 loader run above passed)"
-      exit 0
+      exit 77
     fi
     inside="/opt/dlenv-package-check"
     rm -rf "$SYSROOT$inside"
@@ -98,6 +127,7 @@ case "$check" in
 
   wheel_in_fresh_venv)
     need_file "$wheel_linux"
+    check_wheel "$wheel_linux" dlenv manylinux_2_31_x86_64 $'\x7fELF'
     python3 -m venv "$work/venv" || fail "python3 -m venv failed (Debian: python3-venv)"
     "$work/venv/bin/python" -m pip install --no-index --disable-pip-version-check -q \
       "$wheel_linux" || fail "pip install --no-index of $(basename "$wheel_linux") failed"
@@ -150,35 +180,16 @@ case "$check" in
     for f in dlenv.exe LICENSE README.md dlenv.ps1; do
       grep -qx "$f" <<<"$listing" || fail "$(basename "$zip") lacks $f"
     done
-    python3 - "$wheel_windows" "$VERSION" <<'EOF' || exit 1
-import base64, hashlib, sys, zipfile
-path, version = sys.argv[1:]
-z = zipfile.ZipFile(path)
-names = z.namelist()
-want = f"dlenv-{version}.data/scripts/dlenv.exe"
-if want not in names:
-    sys.exit(f"FAIL: {path} lacks {want}")
-if z.read(want)[:2] != b"MZ":
-    sys.exit(f"FAIL: {want} is not a Windows executable")
-info = f"dlenv-{version}.dist-info"
-if f"Tag: py3-none-win_amd64" not in z.read(f"{info}/WHEEL").decode():
-    sys.exit("FAIL: WHEEL has no win_amd64 tag")
-for line in z.read(f"{info}/RECORD").decode().splitlines():
-    name, digest, size = line.rsplit(",", 2)
-    if not digest:
-        continue
-    data = z.read(name)
-    got = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    if got != digest or int(size) != len(data):
-        sys.exit(f"FAIL: RECORD does not match {name}")
-print(f"win_amd64 wheel: {len(names)} entries, RECORD verified")
-EOF
+    check_wheel "$wheel_windows" dlenv.exe win_amd64 MZ
     echo "$(basename "$zip"): $(tr '\n' ' ' <<<"$listing")"
     ;;
 
   cmake_install_prefix)
     need_file "$tarball"
     cmake --install "$BUILD" --prefix "$work/prefix" >/dev/null
+    for f in "${linux_files[@]}"; do
+      [[ -f "$work/prefix/$f" ]] || fail "cmake --install put no $f under the prefix"
+    done
     installed=$(cd "$work/prefix" && find . -type f | sed 's|^\./||' | sort)
     top="dlenv-$VERSION-linux-x86_64"
     packaged=$(tar -tzf "$tarball" | grep -v '/$' | sed "s|^$top/||" |
