@@ -7,6 +7,7 @@
 #include <set>
 
 #include "platform/filesystem.h"
+#include "platform/read_beneath.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -215,8 +216,9 @@ class DirectorySource : public CudnnSource {
                               visit) const override {
     for (const auto& e : entries_) {
       if (e.type != SourceEntryType::file || !want(e)) continue;
-      // Re-check the size: the file may have grown since it was listed.
-      auto data = fs_->read_file(path_join(dir_, e.raw_path), e.size + 1);
+      // Never through a link (a file or directory swapped for one since the listing),
+      // never a FIFO or device; re-check the size: the file may have grown.
+      auto data = read_file_beneath(dir_, e.raw_path, e.size + 1);
       if (!data) return std::unexpected(data.error());
       if (data->size() != e.size) {
         return fail(fmt::format("{}: {} changed while being read ({} bytes, listed as {})",
@@ -231,7 +233,6 @@ class DirectorySource : public CudnnSource {
  private:
   std::string dir_;
   std::vector<SourceEntry> entries_;
-  std::unique_ptr<FileSystem> fs_ = make_real_filesystem();
 };
 
 SourceEntryType entry_type(FileType t) {

@@ -228,7 +228,9 @@ Result<PersistResult> persist_env_block(const FileSystem& fs, FileWriter& w,
     if (auto x = tx.write_new_file(file, block, 0644); !x) return std::unexpected(x.error());
     r.what = "wrote";
   }
-  for (const auto& p : tx.commit()) r.what += " (could not delete " + p + ")";
+  auto committed = tx.commit();
+  if (!committed) return std::unexpected(committed.error());
+  for (const auto& p : *committed) r.what += " (could not delete " + p + ")";
   return r;
 }
 
@@ -266,7 +268,9 @@ Result<PersistResult> undo_persist_env_block(const FileSystem& fs, FileWriter& w
       r.what = "removed the dlenv block from";
     }
   }
-  for (const auto& p : tx.commit()) r.what += " (could not delete " + p + ")";
+  auto committed = tx.commit();
+  if (!committed) return std::unexpected(committed.error());
+  for (const auto& p : *committed) r.what += " (could not delete " + p + ")";
   return r;
 }
 

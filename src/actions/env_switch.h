@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "actions/file_writer.h"
+#include "actions/transaction.h"
 #include "probe/probe.h"
 
 namespace dlenv {
