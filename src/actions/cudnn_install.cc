@@ -878,9 +878,9 @@ Result<std::string> locate_cudnn_install(const ProbeContext& ctx, const std::str
   return f->root;
 }
 
-CudnnUninstallResult uninstall_cudnn(const ProbeContext& ctx, const std::string& version,
-                                     const std::string& toolkit, FileWriter& w) {
-  CudnnUninstallResult r;
+CudnnUninstallPlan plan_cudnn_uninstall(const ProbeContext& ctx, const std::string& version,
+                                        const std::string& toolkit) {
+  CudnnUninstallPlan r;
   r.version = version;
   const FileSystem& fs = ctx.fs;
   auto found = find_install_manifest(ctx, version, toolkit);
@@ -890,6 +890,7 @@ CudnnUninstallResult uninstall_cudnn(const ProbeContext& ctx, const std::string&
   }
   const std::string root = found->root, manifest = found->manifest;
   r.toolkit = root;
+  r.manifest = manifest;
   auto text = fs.read_file(manifest);
   json doc = text ? json::parse(*text, nullptr, false) : json();
   if (!text || doc.is_discarded() || !doc.contains("files") || !doc["files"].is_array()) {
@@ -898,12 +899,7 @@ CudnnUninstallResult uninstall_cudnn(const ProbeContext& ctx, const std::string&
     return r;
   }
   r.version = doc.value("version", version);
-  const std::string dlenv_dir = path_join(root, ".dlenv");
   const std::string backup_dir = doc.value("backup_dir", "");
-  std::vector<std::string> created;
-  for (const auto& d : doc.value("created_dirs", json::array())) {
-    if (d.is_string()) created.push_back(d.get<std::string>());
-  }
   // Every path must lie inside the toolkit: a tampered manifest must not move other files.
   // Windows: real paths come back as "C:\\...\\v11.7" and the manifest may mix separators;
   // compare with '/' and, on Windows, without case.
@@ -922,13 +918,11 @@ CudnnUninstallResult uninstall_cudnn(const ProbeContext& ctx, const std::string&
       return starts_with(path_normalize(n), path_normalize(norm(t)) + "/");
     });
   };
-  struct Item {
-    std::string path, backup;
-  };
-  std::vector<Item> items;
   for (const auto& f : doc["files"]) {
-    Item it{f.value("path", ""),
-            f.contains("backup") && f["backup"].is_string() ? f["backup"].get<std::string>() : ""};
+    CudnnUninstallPlan::Item it{
+        f.value("path", ""),
+        f.contains("backup") && f["backup"].is_string() ? f["backup"].get<std::string>() : "",
+        false};
     if (!inside(it.path) || (!it.backup.empty() && !inside(it.backup))) {
       r.failure = manifest + " names a path outside the toolkit (" + it.path +
                   "): refusing to touch anything";
@@ -949,9 +943,35 @@ CudnnUninstallResult uninstall_cudnn(const ProbeContext& ctx, const std::string&
           it.backup, it.path);
       return r;
     }
-    items.push_back(std::move(it));
+    it.present = fs.lstat(it.path).has_value();
+    r.items.push_back(std::move(it));
   }
-  Transaction tx(w, toolkit_journal_path(root));
+  if (!backup_dir.empty() && inside(backup_dir) && fs.is_dir(backup_dir)) {
+    r.backup_dir = backup_dir;
+  }
+  // Directories the install created (deepest first): removed when empty; .dlenv itself
+  // goes after the commit when nothing is left in it.
+  std::vector<std::string> created;
+  for (const auto& d : doc.value("created_dirs", json::array())) {
+    if (d.is_string()) created.push_back(d.get<std::string>());
+  }
+  for (auto it = created.rbegin(); it != created.rend(); ++it) {
+    if (inside(*it + "/x") && *it != path_join(root, ".dlenv")) r.created_dirs.push_back(*it);
+  }
+  return r;
+}
+
+CudnnUninstallResult execute_cudnn_uninstall(const ProbeContext& ctx, const CudnnUninstallPlan& p,
+                                             FileWriter& w) {
+  CudnnUninstallResult r;
+  r.version = p.version;
+  r.toolkit = p.toolkit;
+  if (!p.ok()) {
+    r.failure = p.failure;
+    return r;
+  }
+  const FileSystem& fs = ctx.fs;
+  Transaction tx(w, toolkit_journal_path(p.toolkit));
   auto abort = [&](const std::string& step, const Error& e) {
     r.failure = step + ": " + e.message;
     r.rollback_problems = tx.rollback();
@@ -960,11 +980,12 @@ CudnnUninstallResult uninstall_cudnn(const ProbeContext& ctx, const std::string&
   if (auto x = tx.begin("cudnn-uninstall", "cuDNN " + r.version); !x) {
     return abort("starting the journal", x.error());
   }
+  const std::string dlenv_dir = path_join(p.toolkit, ".dlenv");
   const std::string trash = path_join(dlenv_dir, "uninstall-cudnn-" + r.version);
   if (auto x = tx.make_dir(trash, 0700); !x) return abort("uninstall", x.error());
   size_t n = 0;
   std::vector<std::string> trashed;
-  for (auto it = items.rbegin(); it != items.rend(); ++it) {
+  for (auto it = p.items.rbegin(); it != p.items.rend(); ++it) {
     if (fs.lstat(it->path)) {
       std::string t = path_join(trash, fmt::format("{:03}-{}", n++, path_basename(it->path)));
       if (auto x = tx.rename(it->path, t); !x) return abort("removing " + it->path, x.error());
@@ -978,34 +999,35 @@ CudnnUninstallResult uninstall_cudnn(const ProbeContext& ctx, const std::string&
       r.restored.push_back(it->path);
     }
   }
-  if (!backup_dir.empty() && inside(backup_dir) && fs.is_dir(backup_dir)) {
-    if (auto x = tx.remove_dir(backup_dir, 0700); !x) {
+  if (!p.backup_dir.empty()) {
+    if (auto x = tx.remove_dir(p.backup_dir, 0700); !x) {
       return abort("removing the backup directory", x.error());
     }
   }
   std::string moved_manifest = path_join(trash, "manifest.json");
-  if (auto x = tx.rename(manifest, moved_manifest); !x) return abort("manifest", x.error());
+  if (auto x = tx.rename(p.manifest, moved_manifest); !x) return abort("manifest", x.error());
   trashed.push_back(moved_manifest);
-  // Directories the install created (deepest first), when empty; .dlenv itself goes
-  // after the commit when nothing is left in it.
-  for (auto it = created.rbegin(); it != created.rend(); ++it) {
-    if (!inside(*it + "/x")) continue;
-    if (*it == dlenv_dir) continue;
-    auto es = fs.list_dir(*it);
+  for (const auto& d : p.created_dirs) {
+    auto es = fs.list_dir(d);
     if (es && es->empty()) {
-      if (auto x = tx.remove_dir(*it); !x) return abort("removing " + *it, x.error());
+      if (auto x = tx.remove_dir(d); !x) return abort("removing " + d, x.error());
     } else {
-      r.notes.push_back(*it + " was created by the install but is not empty now: kept");
+      r.notes.push_back(d + " was created by the install but is not empty now: kept");
     }
   }
   for (const auto& t : trashed) tx.remove_on_commit(t);
   tx.remove_on_commit(trash);
   auto committed = tx.commit();
   if (!committed) return abort("committing", committed.error());
-  for (const auto& p : *committed) r.notes.push_back("could not delete " + p);
+  for (const auto& problem : *committed) r.notes.push_back("could not delete " + problem);
   remove_empty_dlenv_dir(fs, w, dlenv_dir);
   r.removed = true;
   return r;
+}
+
+CudnnUninstallResult uninstall_cudnn(const ProbeContext& ctx, const std::string& version,
+                                     const std::string& toolkit, FileWriter& w) {
+  return execute_cudnn_uninstall(ctx, plan_cudnn_uninstall(ctx, version, toolkit), w);
 }
 
 std::string toolkit_journal_path(const std::string& toolkit) {

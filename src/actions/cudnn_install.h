@@ -107,8 +107,34 @@ struct CudnnUninstallResult {
 Result<std::string> locate_cudnn_install(const ProbeContext& ctx, const std::string& version,
                                          const std::string& toolkit);
 
-// Undoes `dlenv cudnn install` of `version` ("9.1.0.70", or a prefix such as "9.1")
-// in the toolkit (`toolkit` empty: every toolkit found is searched for the manifest).
+// What uninstalling `version` ("9.1.0.70", or a prefix such as "9.1") does: found
+// from the install manifest (in `toolkit`, or every toolkit found when empty) and
+// checked (every path inside the toolkit's trees, no path turned into a link, every
+// backup there); never writes. `failure` says why nothing can be done.
+struct CudnnUninstallPlan {
+  struct Item {
+    std::string path;    // removed (when present)
+    std::string backup;  // "" or what is moved back to `path`
+    bool present = false;
+  };
+  std::string toolkit, manifest, version, failure;
+  std::vector<Item> items;
+  std::string backup_dir;                 // removed once empty ("" when none)
+  std::vector<std::string> created_dirs;  // removed when empty, deepest first
+  bool ok() const { return failure.empty(); }
+};
+CudnnUninstallPlan plan_cudnn_uninstall(const ProbeContext& ctx, const std::string& version,
+                                        const std::string& toolkit);
+std::string render_uninstall_plan_text(const CudnnUninstallPlan& plan, Os os);
+std::string render_uninstall_plan_json(const CudnnUninstallPlan& plan);  // dry_run: true
+
+// Carries out a plan, journaled, under the caller's lock of the toolkit.
+CudnnUninstallResult execute_cudnn_uninstall(const ProbeContext& ctx,
+                                             const CudnnUninstallPlan& plan, FileWriter& writer);
+
+// plan_cudnn_uninstall + execute_cudnn_uninstall: undoes `dlenv cudnn install` of `version`
+// ("9.1.0.70", or a prefix such as "9.1") in the toolkit (`toolkit` empty: every toolkit found is
+// searched for the manifest).
 CudnnUninstallResult uninstall_cudnn(const ProbeContext& ctx, const std::string& version,
                                      const std::string& toolkit, FileWriter& writer);
 

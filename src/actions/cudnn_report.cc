@@ -129,6 +129,42 @@ std::string render_uninstall_text(const CudnnUninstallResult& r) {
   return o;
 }
 
+std::string render_uninstall_plan_text(const CudnnUninstallPlan& p, Os os) {
+  if (!p.ok()) return "cannot uninstall: " + p.failure + "\n";
+  std::string o = fmt::format("uninstall cuDNN {} from {} (manifest {}):\n", p.version,
+                              display_path(p.toolkit, os), display_path(p.manifest, os));
+  for (auto it = p.items.rbegin(); it != p.items.rend(); ++it) {
+    const std::string f = display_path(it->path, os);
+    if (!it->backup.empty()) {
+      o += "  restore " + f + "  [the file it replaced, from " + display_path(it->backup, os) +
+           "]\n";
+    } else if (it->present) {
+      o += "  remove  " + f + "\n";
+    }
+  }
+  for (const auto& d : p.created_dirs) o += "  remove  " + display_path(d, os) + "/ (if empty)\n";
+  return o;
+}
+
+std::string render_uninstall_plan_json(const CudnnUninstallPlan& p) {
+  json items = json::array();
+  for (const auto& it : p.items) {
+    items.push_back({{"path", it.path},
+                     {"present", it.present},
+                     {"restore_from", it.backup.empty() ? json(nullptr) : json(it.backup)}});
+  }
+  json doc{{"schema", "dlenv.cudnn-uninstall/1"},
+           {"dry_run", true},
+           {"removed", false},
+           {"version", p.version},
+           {"toolkit", p.toolkit},
+           {"manifest", p.manifest},
+           {"failure", p.failure},
+           {"files", items},
+           {"created_dirs", p.created_dirs}};
+  return doc.dump(2) + "\n";
+}
+
 std::string render_uninstall_json(const CudnnUninstallResult& r) {
   json doc{{"schema", "dlenv.cudnn-uninstall/1"},
            {"removed", r.removed},

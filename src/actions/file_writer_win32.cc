@@ -104,8 +104,8 @@ class RealFileWriter : public FileWriter {
   Result<void> append_durably(const std::string& path, std::string_view data) override {
     const std::string h = host_path(path);
     HANDLE f =
-        ::CreateFileW(widen(h).c_str(), FILE_APPEND_DATA, FILE_SHARE_READ, nullptr, OPEN_ALWAYS,
-                      FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
+        ::CreateFileW(win32::widen(h).c_str(), FILE_APPEND_DATA, FILE_SHARE_READ, nullptr,
+                      OPEN_ALWAYS, FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
     if (f == INVALID_HANDLE_VALUE) {
       return fail(fmt::format("cannot open {} to append (error {})", h, ::GetLastError()));
     }
@@ -121,7 +121,7 @@ class RealFileWriter : public FileWriter {
   Result<std::unique_ptr<FileLock>> lock_dir(const std::string& dir, bool wait) override {
     const std::string h = host_path(path_join(dir, ".dlenv-lock"));
     HANDLE f =
-        ::CreateFileW(widen(h).c_str(), GENERIC_READ | GENERIC_WRITE,
+        ::CreateFileW(win32::widen(h).c_str(), GENERIC_READ | GENERIC_WRITE,
                       FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr, OPEN_ALWAYS,
                       FILE_ATTRIBUTE_HIDDEN | FILE_FLAG_DELETE_ON_CLOSE, nullptr);
     if (f == INVALID_HANDLE_VALUE) {

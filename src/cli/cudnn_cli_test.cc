@@ -81,11 +81,24 @@ TEST(CudnnCli, DryRunInstallUninstallListAndEnv) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("export CUDNN_HOME='/usr/local/cuda-12.4'"), std::string::npos) << r.out;
 
-  r = run_cli({"cudnn", "uninstall", "9.1.0.70", "--root", t.root.path(), "--json"});
+  // uninstall: a dry run shows what goes; without --yes (and no TTY) nothing happens.
+  auto installed = testing::snapshot(t.root.path());
+  r = run_cli({"cudnn", "uninstall", "9.1.0.70", "--root", t.root.path(), "--dry-run"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("uninstall cuDNN 9.1.0.70 from /usr/local/cuda-12.4"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  remove  /usr/local/cuda-12.4/lib64/libcudnn.so.9\n"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("dry run: nothing was changed."), std::string::npos);
+  r = run_cli({"cudnn", "uninstall", "9.1.0.70", "--root", t.root.path()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("re-run with --yes"), std::string::npos) << r.err;
+  EXPECT_EQ(testing::snapshot(t.root.path()), installed);
+  r = run_cli({"cudnn", "uninstall", "9.1.0.70", "--root", t.root.path(), "--json", "--yes"});
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("\"removed\": true"), std::string::npos);
   EXPECT_EQ(testing::snapshot(t.root.path()), before);
-  r = run_cli({"cudnn", "uninstall", "9.1.0.70", "--root", t.root.path()});
+  r = run_cli({"cudnn", "uninstall", "9.1.0.70", "--root", t.root.path(), "--yes"});
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("no dlenv install of cuDNN 9.1.0.70"), std::string::npos) << r.out;
 }

@@ -183,28 +183,36 @@ int uninstall(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
   if (!setup) return kExitUsage;
   const ProbeContext ctx = probe_context(*setup);
   auto writer = make_cli_file_writer(setup->root);
+  auto show = [&](const CudnnUninstallPlan& p) {
+    out << (o.common.json ? render_uninstall_plan_json(p)
+                          : render_uninstall_plan_text(p, setup->os) +
+                                (p.ok() ? "dry run: nothing was changed.\n" : ""));
+    return p.ok() ? kExitOk : kExitFindings;
+  };
+  auto plan = plan_cudnn_uninstall(ctx, o.version, o.toolkit);
+  if (o.dry_run) return show(plan);
   std::unique_ptr<FileLock> lock;
-  std::string toolkit = o.toolkit;
-  auto where = locate_cudnn_install(ctx, o.version, o.toolkit);
-  if (!where) {
+  if (!plan.ok()) {
     // An uninstall cut short after it moved the manifest away: recover, then look again.
+    const std::string given = logical_toolkit_path(o.toolkit, setup->os);
     for (const auto& t : find_interrupted_transactions(ctx)) {
-      if (!o.toolkit.empty() &&
-          t.toolkit != ctx.fs.real_path(logical_toolkit_path(o.toolkit, setup->os))
-                           .value_or(logical_toolkit_path(o.toolkit, setup->os))) {
-        continue;
-      }
+      if (!o.toolkit.empty() && t.toolkit != ctx.fs.real_path(given).value_or(given)) continue;
       if (!lock_and_recover("uninstall", o, ctx, *writer, t.toolkit, err)) return kExitFindings;
     }
-    where = locate_cudnn_install(ctx, o.version, o.toolkit);
+    plan = plan_cudnn_uninstall(ctx, o.version, o.toolkit);
+    if (!plan.ok()) return show(plan);
   }
-  if (where) {
-    lock = lock_and_recover("uninstall", o, ctx, *writer, *where, err);
-    if (!lock) return kExitFindings;
-    toolkit = *where;
+  // Under the toolkit's lock, after recovering an interrupted run, plan again.
+  lock = lock_and_recover("uninstall", o, ctx, *writer, plan.toolkit, err);
+  if (!lock) return kExitFindings;
+  plan = plan_cudnn_uninstall(ctx, o.version, plan.toolkit);
+  if (!plan.ok()) return show(plan);
+  if (!o.common.json) out << render_uninstall_plan_text(plan, setup->os);
+  if (!o.yes && !confirm(out)) {
+    err << "dlenv cudnn uninstall: not confirmed; nothing was changed (re-run with --yes)\n";
+    return kExitFindings;
   }
-  // Without a lock only when nothing is found: uninstall_cudnn then says why.
-  auto r = uninstall_cudnn(ctx, o.version, toolkit, *writer);
+  auto r = execute_cudnn_uninstall(ctx, plan, *writer);
   out << (o.common.json ? render_uninstall_json(r) : render_uninstall_text(r));
   return r.removed ? kExitOk : kExitFindings;
 }
@@ -290,6 +298,8 @@ CommandRunner add_cudnn_command(CLI::App& app, std::ostream& out, std::ostream& 
   un->add_option("version", o->version, "cuDNN version (9.1.0.70, or a prefix like 9.1)")
       ->required();
   un->add_option("--toolkit", o->toolkit, "The toolkit directory")->type_name("DIR");
+  un->add_flag("--dry-run", o->dry_run, "Show what is removed and restored only");
+  un->add_flag("-y,--yes", o->yes, "Do not ask for confirmation");
   un->add_flag("--no-wait", o->no_wait,
                "Fail at once when another dlenv process holds the toolkit's lock");
   add_action_common(un, o->common);

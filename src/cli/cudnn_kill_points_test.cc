@@ -96,7 +96,7 @@ struct Harness {
     return {"cudnn", "install", archive, "--root", root, "--yes"};
   }
   std::vector<std::string> uninstall(const std::string& root) const {
-    return {"cudnn", "uninstall", "9.1.0.70", "--root", root};
+    return {"cudnn", "uninstall", "9.1.0.70", "--root", root, "--yes"};
   }
 };
 

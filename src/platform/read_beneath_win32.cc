@@ -18,11 +18,11 @@ Result<std::string> read_file_beneath(const std::string& dir, const std::string&
   auto refused = [&](const std::string& why) {
     return fail("refusing to read " + shown + ": " + why);
   };
-  sfs::path p(widen(dir));
+  sfs::path p(win32::widen(dir));
   auto parts = split(rel, '/');
   for (size_t i = 0; i < parts.size(); ++i) {
     if (parts[i].empty() || parts[i] == "." || parts[i] == "..") return refused("bad path");
-    p /= widen(parts[i]);
+    p /= win32::widen(parts[i]);
     std::error_code ec;
     auto st = sfs::symlink_status(p, ec);
     if (ec) return refused(ec.message());
