@@ -9,7 +9,10 @@
 // <toolkit>/.dlenv/cudnn-<ver>.json and verify (header and library versions
 // agree; the library and its sub-libraries resolve through the loader model;
 // without --root, a real load). Any failure, verification included, undoes every
-// step (file_writer.h's Transaction), so the toolkit is back exactly as it was.
+// step, so the toolkit is back exactly as it was. Every step is journaled first
+// (transaction.h: <toolkit>/.dlenv/journal) under the toolkit's lock, so a run
+// killed at any point is finished or rolled back by recover_toolkit (`dlenv cudnn
+// recover`), which install and uninstall run first. Modes are sanitised (0755/0644).
 //
 // Reads go through ProbeContext::fs and writes through FileWriter, both on
 // logical paths: under --root everything happens inside the root.

@@ -8,6 +8,7 @@
 
 #include "platform/filesystem.h"
 #include "platform/read_beneath.h"
+#include "util/sha256.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -290,6 +291,24 @@ Result<std::unique_ptr<CudnnSource>> open_directory_source(const std::string& di
 Result<std::unique_ptr<CudnnSource>> open_archive_source(const std::string& file,
                                                          const SourceLimits& limits) {
   return open_archive_source(file, limits, default_archive_readers());
+}
+
+Result<std::string> source_sha256(const std::string& path) {
+  auto fs = make_real_filesystem();
+  auto st = fs->stat(path);
+  if (!st || st->type != FileType::regular) {
+    return fail(path + ": not an archive file (a SHA-256 is taken of the downloaded archive)");
+  }
+  Sha256 sha;
+  std::string buf(1u << 20, '\0');
+  for (uint64_t at = 0;;) {
+    auto n = fs->read_at(path, at, std::span<char>(buf.data(), buf.size()));
+    if (!n) return std::unexpected(n.error());
+    if (*n == 0) break;
+    sha.update(std::string_view(buf.data(), *n));
+    at += *n;
+  }
+  return sha.hex_digest();
 }
 
 Result<std::unique_ptr<CudnnSource>> open_cudnn_source(const std::string& path,

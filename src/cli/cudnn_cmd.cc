@@ -41,6 +41,7 @@ struct CudnnOptions {
   bool yes = false;
   bool force = false;
   bool no_wait = false;
+  std::string sha256;
 };
 
 int inspect(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
@@ -59,6 +60,7 @@ int inspect(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
     err << "dlenv cudnn inspect: " << info.error().message << "\n";
     return kExitFindings;
   }
+  if (auto sha = source_sha256(o.source)) info->sha256 = *sha;
   out << (o.common.json ? render_cudnn_inspect_json(*info) : render_cudnn_inspect_text(*info));
   return info->complete() ? kExitOk : kExitFindings;
 }
@@ -130,6 +132,18 @@ int install(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
     if (!io.cuda) {
       err << "dlenv cudnn install: --cuda wants X.Y, not '" << o.cuda << "'\n";
       return kExitUsage;
+    }
+  }
+  if (!o.sha256.empty()) {
+    auto sha = source_sha256(o.source);
+    if (!sha) {
+      err << "dlenv cudnn install: --sha256: " << sha.error().message << "\n";
+      return kExitFindings;
+    }
+    if (to_lower(o.sha256) != *sha) {
+      err << "dlenv cudnn install: " << o.source << " has SHA-256 " << *sha << ", not the "
+          << o.sha256 << " given with --sha256: nothing was changed (download it again)\n";
+      return kExitFindings;
     }
   }
   auto src = open_cudnn_source(o.source);
@@ -290,6 +304,9 @@ CommandRunner add_cudnn_command(CLI::App& app, std::ostream& out, std::ostream& 
   inst->add_flag("--dry-run", o->dry_run, "Show the plan only");
   inst->add_flag("-y,--yes", o->yes, "Do not ask for confirmation");
   inst->add_flag("--force", o->force, "Install into a toolkit of another CUDA major");
+  inst->add_option("--sha256", o->sha256,
+                   "Refuse the archive unless its SHA-256 is HEX (as NVIDIA publishes it)")
+      ->type_name("HEX");
   inst->add_flag("--no-wait", o->no_wait,
                  "Fail at once when another dlenv process holds the toolkit's lock");
   add_action_common(inst, o->common);
