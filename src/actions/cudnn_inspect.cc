@@ -412,6 +412,7 @@ Result<CudnnDistInfo> inspect_cudnn(const CudnnSource& source, const Kb& kb) {
 std::string render_cudnn_inspect_text(const CudnnDistInfo& i) {
   std::string o;
   o += fmt::format("cuDNN distribution: {}\n", i.source);
+  if (!i.sha256.empty()) o += fmt::format("  sha256:     {}\n", i.sha256);
   auto fact = [](const auto& f, auto show) {
     return f ? fmt::format("{}  ({})", show(*f), f.source) : "unknown (" + f.reason + ")";
   };
@@ -464,6 +465,7 @@ std::string render_cudnn_inspect_json(const CudnnDistInfo& i) {
   json doc{{"schema", "dlenv.cudnn-inspect/1"},
            {"source", i.source},
            {"file_name", i.file_name},
+           {"sha256", i.sha256.empty() ? json(nullptr) : json(i.sha256)},
            {"os", i.os == Os::windows ? "windows" : "linux"},
            {"platform", fact_json(i.platform, [](const std::string& s) { return s; })},
            {"version", fact_json(i.version, [](const Version& v) { return v.str(); })},

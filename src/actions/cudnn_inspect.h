@@ -30,6 +30,7 @@ struct CudnnDistFile {
 struct CudnnDistInfo {
   std::string source;     // "archive /x/cudnn-....tar.xz"
   std::string file_name;  // the archive / directory name
+  std::string sha256;     // of the archive file (set by the caller: source_sha256); "" for a dir
   Os os = Os::linux;
   Fact<std::string> platform;  // "linux-x86_64", "linux-sbsa", "windows-x86_64"
   Fact<Version> version;       // 9.1.0.70 when the file name has the build, else 9.1.0

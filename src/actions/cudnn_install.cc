@@ -141,6 +141,63 @@ std::string manifest_name(const std::string& version) {
   return "cudnn-" + version + ".json";
 }
 
+// The toolkit's real path and the real paths of the directories its top-level
+// links (lib64 -> ..., include -> ...) lead to.
+std::vector<std::string> toolkit_trees(const FileSystem& fs, const std::string& toolkit) {
+  std::vector<std::string> trees = {toolkit};
+  if (auto es = fs.list_dir(toolkit)) {
+    for (const auto& e : *es) {
+      const std::string p = path_join(toolkit, e.name);
+      auto st = fs.lstat(p);
+      if (!st || st->type != FileType::symlink || !fs.is_dir(p)) continue;
+      if (auto real = fs.real_path(p); real && *real != "/") trees.push_back(*real);
+    }
+  }
+  return trees;
+}
+
+// Modes as NVIDIA's own packages install them: 0755 for anything executable, else
+// 0644; never setuid/setgid/sticky, never writable by group or others.
+uint32_t sanitized_mode(uint32_t mode) {
+  return (mode & 0111) ? 0755 : 0644;
+}
+
+// Removes `.dlenv` when it is a directory with nothing left in it (after an
+// uninstall, a rollback or a recovery): dlenv never leaves an empty one behind.
+void remove_empty_dlenv_dir(const FileSystem& fs, FileWriter& w, const std::string& dlenv_dir) {
+  auto st = fs.lstat(dlenv_dir);
+  if (!st || st->type != FileType::directory) return;
+  auto es = fs.list_dir(dlenv_dir);
+  if (es && es->empty()) (void)w.remove(dlenv_dir);
+}
+
+// What changed at a path the install manifest names since the install (nullopt:
+// nothing that matters): it is now a link where a file was, or a directory on its
+// way is a link now.
+std::optional<std::string> changed_since_install(const FileSystem& fs, const std::string& path,
+                                                 const std::string& type) {
+  // The manifest's paths are real paths: no directory on the way was a link.
+  std::string prefix;
+  const auto parts = split(path_dirname(path), '/');
+  for (const auto& c : parts) {
+    prefix += "/" + c;
+    if (auto st = fs.lstat(prefix); st && st->type == FileType::symlink) {
+      return fmt::format("{} changed since the install: {} is a link now (-> {})", path, prefix,
+                         fs.read_link(prefix).value_or("?"));
+    }
+  }
+  auto st = fs.lstat(path);
+  if (!st) return std::nullopt;
+  const bool is_link = st->type == FileType::symlink;
+  if (is_link != (type == "symlink") || st->type == FileType::directory) {
+    return fmt::format("{} changed since the install: it was a {} and is now a {}", path, type,
+                       is_link ? "link -> " + fs.read_link(path).value_or("?")
+                       : st->type == FileType::directory ? std::string("directory")
+                                                         : std::string("file"));
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string logical_toolkit_path(const std::string& arg, Os os) {
@@ -334,8 +391,21 @@ Result<CudnnInstallPlan> plan_cudnn_install(const ProbeContext& ctx, const Cudnn
   plan.staging_dir = path_join(plan.dlenv_dir, "staging-cudnn-" + plan.version);
   plan.backup_dir = path_join(plan.dlenv_dir, "backup-cudnn-" + plan.version);
   plan.manifest_path = path_join(plan.dlenv_dir, manifest_name(plan.version));
+  if (auto st = fs.lstat(plan.dlenv_dir); st && st->type != FileType::directory) {
+    plan.blockers.push_back(fmt::format(
+        "{} is not a directory (a link?): dlenv never writes through a link; move it away",
+        display_path(plan.dlenv_dir, os)));
+  }
+  const bool interrupted = fs.lstat(toolkit_journal_path(tk)).has_value();
+  if (interrupted) {
+    plan.blockers.push_back(fmt::format(
+        "an interrupted dlenv transaction is journaled in {}: `dlenv cudnn recover --toolkit {}` "
+        "finishes or undoes it (install and uninstall run it first)",
+        display_path(toolkit_journal_path(tk), os), display_path(tk, os)));
+  }
   if (auto es = fs.list_dir(plan.dlenv_dir)) {
     for (const auto& e : *es) {
+      if (interrupted) break;  // its staging/backup directories are the journal's
       if (starts_with(e.name, "cudnn-") && ends_with(e.name, ".json")) {
         std::string other = e.name.substr(6, e.name.size() - 11);
         plan.blockers.push_back(fmt::format(
@@ -362,7 +432,13 @@ Result<CudnnInstallPlan> plan_cudnn_install(const ProbeContext& ctx, const Cudnn
     s.source_path = f.path;
     s.dest = path_join(real_dirs[rel_dir], path_basename(f.dest));
     s.type = f.type;
-    s.mode = f.mode;
+    s.mode = sanitized_mode(f.mode);
+    if ((f.mode & 07777 & ~0755u) != 0 && f.type == SourceEntryType::file) {
+      plan.warnings.push_back(fmt::format(
+          "{} has mode {:04o} in the distribution (setuid/setgid/sticky or writable by others): "
+          "installed as {:04o}",
+          f.path, f.mode & 07777, s.mode));
+    }
     s.size = f.size;
     s.link_target = f.link_target;
     std::string tag = fmt::format("{:03}-{}", n++, path_basename(f.dest));
@@ -388,6 +464,15 @@ Result<CudnnInstallPlan> plan_cudnn_install(const ProbeContext& ctx, const Cudnn
     }
     dest_dirs.insert(real_dirs[rel_dir]);
     plan.steps.push_back(std::move(s));
+  }
+  // A toolkit whose include/ or lib64/ is a link (conda, distro layouts): resolved once
+  // here, and said when it leads out of the toolkit (uninstall accepts those trees too).
+  for (const auto& [rel, real] : real_dirs) {
+    if (!starts_with(real + "/", tk + "/")) {
+      plan.warnings.push_back(fmt::format("{} is a link to {}: the files for {} go there",
+                                          display_path(path_join(tk, rel), os),
+                                          display_path(real, os), rel));
+    }
   }
   if (plan.steps.empty()) plan.blockers.push_back("the distribution has no cuDNN files to install");
   for (const auto& d : dest_dirs) {
@@ -642,11 +727,12 @@ CudnnInstallResult execute_cudnn_install(const ProbeContext& ctx, const CudnnSou
     return r;
   }
   const FileSystem& fs = ctx.fs;
-  Transaction tx(w);
+  Transaction tx(w, toolkit_journal_path(plan.toolkit_real));
   auto exists = [&](const std::string& p) { return fs.exists(p); };
   auto abort = [&](const std::string& step, const Error& e) {
     r.failure = step + ": " + e.message;
     r.rollback_problems = tx.rollback();
+    if (r.rollback_problems.empty()) remove_empty_dlenv_dir(fs, w, plan.dlenv_dir);
     return r;
   };
   // Directories dlenv creates (kept in the manifest so uninstall removes them).
@@ -659,7 +745,15 @@ CudnnInstallResult execute_cudnn_install(const ProbeContext& ctx, const CudnnSou
     created.insert(created.end(), chain.rbegin(), chain.rend());
   };
   note_dirs(plan.dlenv_dir);
-  if (auto x = tx.make_dirs(plan.dlenv_dir, exists); !x) return abort("creating .dlenv", x.error());
+  // .dlenv holds the journal, so it is made before the transaction begins (an empty
+  // .dlenv is removed by rollback and recovery).
+  if (!fs.lstat(plan.dlenv_dir)) {
+    if (auto x = w.make_dir(plan.dlenv_dir, 0755); !x) return abort("creating .dlenv", x.error());
+  }
+  if (auto x = tx.begin("cudnn-install", "cuDNN " + plan.version + " from " + plan.dist.source);
+      !x) {
+    return abort("starting the journal", x.error());
+  }
   if (auto x = tx.make_dir(plan.staging_dir, 0700); !x) return abort("staging", x.error());
 
   // 1. Stage every file (one pass over the source), then the links.
@@ -711,7 +805,9 @@ CudnnInstallResult execute_cudnn_install(const ProbeContext& ctx, const CudnnSou
   if (!r.verify_errors.empty()) {
     return abort("verification", Error{join(r.verify_errors, "; ")});
   }
-  for (const auto& problem : tx.commit()) r.notes.push_back(problem);
+  auto committed = tx.commit();
+  if (!committed) return abort("committing", committed.error());
+  for (const auto& problem : *committed) r.notes.push_back(problem);
   r.installed = true;
   if (ctx.os == Os::linux) {
     for (const auto& s : plan.steps) {
@@ -731,12 +827,15 @@ CudnnInstallResult execute_cudnn_install(const ProbeContext& ctx, const CudnnSou
   return r;
 }
 
-CudnnUninstallResult uninstall_cudnn(const ProbeContext& ctx, const std::string& version,
-                                     const std::string& toolkit, FileWriter& w) {
-  CudnnUninstallResult r;
-  r.version = version;
+namespace {
+
+struct FoundInstall {
+  std::string root, manifest;
+};
+
+Result<FoundInstall> find_install_manifest(const ProbeContext& ctx, const std::string& version,
+                                           const std::string& toolkit) {
   const FileSystem& fs = ctx.fs;
-  // Find the manifest.
   std::vector<std::string> roots;
   if (!toolkit.empty()) {
     std::string root = logical_toolkit_path(toolkit, ctx.os);
@@ -744,7 +843,7 @@ CudnnUninstallResult uninstall_cudnn(const ProbeContext& ctx, const std::string&
   } else {
     for (const auto& t : find_cuda_toolkits(ctx)) roots.push_back(t.real);
   }
-  std::vector<std::pair<std::string, std::string>> found;  // root, manifest
+  std::vector<FoundInstall> found;
   for (const auto& root : roots) {
     auto es = fs.list_dir(path_join(root, ".dlenv"));
     if (!es) continue;
@@ -752,25 +851,46 @@ CudnnUninstallResult uninstall_cudnn(const ProbeContext& ctx, const std::string&
       if (!starts_with(e.name, "cudnn-") || !ends_with(e.name, ".json")) continue;
       std::string v = e.name.substr(6, e.name.size() - 11);
       if (v == version || starts_with(v, version + ".")) {
-        found.emplace_back(root, path_join(path_join(root, ".dlenv"), e.name));
+        found.push_back({root, path_join(path_join(root, ".dlenv"), e.name)});
       }
     }
   }
   if (found.empty()) {
-    r.failure = fmt::format(
+    return fail(fmt::format(
         "no dlenv install of cuDNN {} found in {} (dlenv uninstalls only what `dlenv cudnn "
         "install` put there; `dlenv cudnn list` shows what is installed)",
-        version, roots.empty() ? "any toolkit" : join(roots, ", "));
-    return r;
+        version, roots.empty() ? "any toolkit" : join(roots, ", ")));
   }
   if (found.size() > 1) {
     std::vector<std::string> where;
-    for (const auto& f : found) where.push_back(f.second);
-    r.failure = "several installs match: " + join(where, ", ") + "; give --toolkit DIR";
+    for (const auto& f : found) where.push_back(f.manifest);
+    return fail("several installs match: " + join(where, ", ") + "; give --toolkit DIR");
+  }
+  return found[0];
+}
+
+}  // namespace
+
+Result<std::string> locate_cudnn_install(const ProbeContext& ctx, const std::string& version,
+                                         const std::string& toolkit) {
+  auto f = find_install_manifest(ctx, version, toolkit);
+  if (!f) return std::unexpected(f.error());
+  return f->root;
+}
+
+CudnnUninstallPlan plan_cudnn_uninstall(const ProbeContext& ctx, const std::string& version,
+                                        const std::string& toolkit) {
+  CudnnUninstallPlan r;
+  r.version = version;
+  const FileSystem& fs = ctx.fs;
+  auto found = find_install_manifest(ctx, version, toolkit);
+  if (!found) {
+    r.failure = found.error().message;
     return r;
   }
-  const std::string root = found[0].first, manifest = found[0].second;
+  const std::string root = found->root, manifest = found->manifest;
   r.toolkit = root;
+  r.manifest = manifest;
   auto text = fs.read_file(manifest);
   json doc = text ? json::parse(*text, nullptr, false) : json();
   if (!text || doc.is_discarded() || !doc.contains("files") || !doc["files"].is_array()) {
@@ -779,12 +899,7 @@ CudnnUninstallResult uninstall_cudnn(const ProbeContext& ctx, const std::string&
     return r;
   }
   r.version = doc.value("version", version);
-  const std::string dlenv_dir = path_join(root, ".dlenv");
   const std::string backup_dir = doc.value("backup_dir", "");
-  std::vector<std::string> created;
-  for (const auto& d : doc.value("created_dirs", json::array())) {
-    if (d.is_string()) created.push_back(d.get<std::string>());
-  }
   // Every path must lie inside the toolkit: a tampered manifest must not move other files.
   // Windows: real paths come back as "C:\\...\\v11.7" and the manifest may mix separators;
   // compare with '/' and, on Windows, without case.
@@ -793,20 +908,32 @@ CudnnUninstallResult uninstall_cudnn(const ProbeContext& ctx, const std::string&
     if (ctx.os == Os::windows) p = to_lower(p);
     return p;
   };
+  // The toolkit, and the directories its own top-level links lead to now (a distro's
+  // lib64 -> /usr/lib/x86_64-linux-gnu): the install may have put files there.
+  const std::vector<std::string> trees = toolkit_trees(fs, root);
   auto inside = [&](const std::string& p) {
     const std::string n = norm(p);
-    return !contains(n, "/../") && starts_with(path_normalize(n), path_normalize(norm(root)) + "/");
+    if (contains(n, "/../")) return false;
+    return std::any_of(trees.begin(), trees.end(), [&](const std::string& t) {
+      return starts_with(path_normalize(n), path_normalize(norm(t)) + "/");
+    });
   };
-  struct Item {
-    std::string path, backup;
-  };
-  std::vector<Item> items;
   for (const auto& f : doc["files"]) {
-    Item it{f.value("path", ""),
-            f.contains("backup") && f["backup"].is_string() ? f["backup"].get<std::string>() : ""};
+    CudnnUninstallPlan::Item it{
+        f.value("path", ""),
+        f.contains("backup") && f["backup"].is_string() ? f["backup"].get<std::string>() : "",
+        false};
     if (!inside(it.path) || (!it.backup.empty() && !inside(it.backup))) {
       r.failure = manifest + " names a path outside the toolkit (" + it.path +
                   "): refusing to touch anything";
+      return r;
+    }
+    // A path that became a link, or lies under a directory swapped for one, since the
+    // install is never followed: stop before anything is touched.
+    if (auto changed = changed_since_install(fs, it.path, f.value("type", "file"))) {
+      r.failure = *changed +
+                  ": nothing was changed (look at it, put it back or remove the "
+                  "files by hand)";
       return r;
     }
     if (!it.backup.empty() && !fs.lstat(it.backup)) {
@@ -816,19 +943,49 @@ CudnnUninstallResult uninstall_cudnn(const ProbeContext& ctx, const std::string&
           it.backup, it.path);
       return r;
     }
-    items.push_back(std::move(it));
+    it.present = fs.lstat(it.path).has_value();
+    r.items.push_back(std::move(it));
   }
-  Transaction tx(w);
+  if (!backup_dir.empty() && inside(backup_dir) && fs.is_dir(backup_dir)) {
+    r.backup_dir = backup_dir;
+  }
+  // Directories the install created (deepest first): removed when empty; .dlenv itself
+  // goes after the commit when nothing is left in it.
+  std::vector<std::string> created;
+  for (const auto& d : doc.value("created_dirs", json::array())) {
+    if (d.is_string()) created.push_back(d.get<std::string>());
+  }
+  for (auto it = created.rbegin(); it != created.rend(); ++it) {
+    if (inside(*it + "/x") && *it != path_join(root, ".dlenv")) r.created_dirs.push_back(*it);
+  }
+  return r;
+}
+
+CudnnUninstallResult execute_cudnn_uninstall(const ProbeContext& ctx, const CudnnUninstallPlan& p,
+                                             FileWriter& w) {
+  CudnnUninstallResult r;
+  r.version = p.version;
+  r.toolkit = p.toolkit;
+  if (!p.ok()) {
+    r.failure = p.failure;
+    return r;
+  }
+  const FileSystem& fs = ctx.fs;
+  Transaction tx(w, toolkit_journal_path(p.toolkit));
   auto abort = [&](const std::string& step, const Error& e) {
     r.failure = step + ": " + e.message;
     r.rollback_problems = tx.rollback();
     return r;
   };
+  if (auto x = tx.begin("cudnn-uninstall", "cuDNN " + r.version); !x) {
+    return abort("starting the journal", x.error());
+  }
+  const std::string dlenv_dir = path_join(p.toolkit, ".dlenv");
   const std::string trash = path_join(dlenv_dir, "uninstall-cudnn-" + r.version);
   if (auto x = tx.make_dir(trash, 0700); !x) return abort("uninstall", x.error());
   size_t n = 0;
   std::vector<std::string> trashed;
-  for (auto it = items.rbegin(); it != items.rend(); ++it) {
+  for (auto it = p.items.rbegin(); it != p.items.rend(); ++it) {
     if (fs.lstat(it->path)) {
       std::string t = path_join(trash, fmt::format("{:03}-{}", n++, path_basename(it->path)));
       if (auto x = tx.rename(it->path, t); !x) return abort("removing " + it->path, x.error());
@@ -842,42 +999,83 @@ CudnnUninstallResult uninstall_cudnn(const ProbeContext& ctx, const std::string&
       r.restored.push_back(it->path);
     }
   }
-  if (!backup_dir.empty() && inside(backup_dir) && fs.is_dir(backup_dir)) {
-    if (auto x = tx.remove_dir(backup_dir, 0700); !x) {
+  if (!p.backup_dir.empty()) {
+    if (auto x = tx.remove_dir(p.backup_dir, 0700); !x) {
       return abort("removing the backup directory", x.error());
     }
   }
   std::string moved_manifest = path_join(trash, "manifest.json");
-  if (auto x = tx.rename(manifest, moved_manifest); !x) return abort("manifest", x.error());
+  if (auto x = tx.rename(p.manifest, moved_manifest); !x) return abort("manifest", x.error());
   trashed.push_back(moved_manifest);
-  // Directories the install created (deepest first), when empty; .dlenv itself last.
-  bool remove_dlenv = false;
-  for (auto it = created.rbegin(); it != created.rend(); ++it) {
-    if (!inside(*it + "/x")) continue;
-    if (*it == dlenv_dir) {
-      remove_dlenv = true;
-      continue;
-    }
-    auto es = fs.list_dir(*it);
+  for (const auto& d : p.created_dirs) {
+    auto es = fs.list_dir(d);
     if (es && es->empty()) {
-      if (auto x = tx.remove_dir(*it); !x) return abort("removing " + *it, x.error());
+      if (auto x = tx.remove_dir(d); !x) return abort("removing " + d, x.error());
     } else {
-      r.notes.push_back(*it + " was created by the install but is not empty now: kept");
+      r.notes.push_back(d + " was created by the install but is not empty now: kept");
     }
   }
   for (const auto& t : trashed) tx.remove_on_commit(t);
   tx.remove_on_commit(trash);
-  for (const auto& p : tx.commit()) r.notes.push_back("could not delete " + p);
-  if (remove_dlenv) {
-    auto es = fs.list_dir(dlenv_dir);
-    if (es && es->empty()) {
-      if (auto x = w.remove(dlenv_dir); !x) r.notes.push_back(x.error().message);
-    } else {
-      r.notes.push_back(dlenv_dir + " still holds other files: kept");
-    }
-  }
+  auto committed = tx.commit();
+  if (!committed) return abort("committing", committed.error());
+  for (const auto& problem : *committed) r.notes.push_back("could not delete " + problem);
+  remove_empty_dlenv_dir(fs, w, dlenv_dir);
   r.removed = true;
   return r;
+}
+
+CudnnUninstallResult uninstall_cudnn(const ProbeContext& ctx, const std::string& version,
+                                     const std::string& toolkit, FileWriter& w) {
+  return execute_cudnn_uninstall(ctx, plan_cudnn_uninstall(ctx, version, toolkit), w);
+}
+
+std::string toolkit_journal_path(const std::string& toolkit) {
+  return path_join(path_join(toolkit, ".dlenv"), "journal");
+}
+
+Result<std::unique_ptr<FileLock>> lock_toolkit(FileWriter& w, const std::string& toolkit, Os os,
+                                               const ToolkitLockOptions& o) {
+  auto lock = w.lock_dir(toolkit, false);
+  if (!lock || *lock) return lock;
+  if (!o.wait) {
+    return fail(fmt::format(
+        "another dlenv process is changing {} (it holds the toolkit's lock): nothing was "
+        "changed; run again when it has finished, or without --no-wait to wait for it",
+        display_path(toolkit, os)));
+  }
+  if (o.on_wait) {
+    o.on_wait(fmt::format(
+        "another dlenv process is changing {}: waiting for it to finish (--no-wait: fail "
+        "instead)",
+        display_path(toolkit, os)));
+  }
+  return w.lock_dir(toolkit, true);
+}
+
+Result<RecoveryResult> recover_toolkit(const ProbeContext& ctx, FileWriter& w,
+                                       const std::string& toolkit) {
+  const std::string dlenv_dir = path_join(toolkit, ".dlenv");
+  if (auto st = ctx.fs.lstat(dlenv_dir); st && st->type != FileType::directory) {
+    return fail(
+        fmt::format("{} is not a directory (a link?): dlenv never follows it; move it "
+                    "away",
+                    display_path(dlenv_dir, ctx.os)));
+  }
+  auto r = recover_transaction(ctx.fs, w, toolkit_journal_path(toolkit));
+  if (r && r->problems.empty()) remove_empty_dlenv_dir(ctx.fs, w, dlenv_dir);
+  return r;
+}
+
+std::vector<InterruptedTransaction> find_interrupted_transactions(const ProbeContext& ctx) {
+  std::vector<InterruptedTransaction> out;
+  for (const auto& t : find_cuda_toolkits(ctx)) {
+    const std::string journal = toolkit_journal_path(t.real);
+    if (auto p = read_pending_transaction(ctx.fs, journal)) {
+      out.push_back({t.real, journal, std::move(*p)});
+    }
+  }
+  return out;
 }
 
 }  // namespace dlenv

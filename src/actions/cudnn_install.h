@@ -9,12 +9,17 @@
 // <toolkit>/.dlenv/cudnn-<ver>.json and verify (header and library versions
 // agree; the library and its sub-libraries resolve through the loader model;
 // without --root, a real load). Any failure, verification included, undoes every
-// step (file_writer.h's Transaction), so the toolkit is back exactly as it was.
+// step, so the toolkit is back exactly as it was. Every step is journaled first
+// (transaction.h: <toolkit>/.dlenv/journal) under the toolkit's lock, so a run
+// killed at any point is finished or rolled back by recover_toolkit (`dlenv cudnn
+// recover`), which install and uninstall run first. Modes are sanitised (0755/0644).
 //
 // Reads go through ProbeContext::fs and writes through FileWriter, both on
 // logical paths: under --root everything happens inside the root.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +27,7 @@
 #include "actions/cudnn_inspect.h"
 #include "actions/cudnn_source.h"
 #include "actions/file_writer.h"
+#include "actions/transaction.h"
 #include "platform/process_modules.h"
 #include "probe/probe.h"
 
@@ -99,10 +105,67 @@ struct CudnnUninstallResult {
   std::vector<std::string> notes;
 };
 
-// Undoes `dlenv cudnn install` of `version` ("9.1.0.70", or a prefix such as "9.1")
-// in the toolkit (`toolkit` empty: every toolkit found is searched for the manifest).
+// The toolkit (real path) holding the one dlenv install of `version` that
+// uninstall_cudnn would take out (Error: none, or several, with the reason).
+Result<std::string> locate_cudnn_install(const ProbeContext& ctx, const std::string& version,
+                                         const std::string& toolkit);
+
+// What uninstalling `version` ("9.1.0.70", or a prefix such as "9.1") does: found
+// from the install manifest (in `toolkit`, or every toolkit found when empty) and
+// checked (every path inside the toolkit's trees, no path turned into a link, every
+// backup there); never writes. `failure` says why nothing can be done.
+struct CudnnUninstallPlan {
+  struct Item {
+    std::string path;    // removed (when present)
+    std::string backup;  // "" or what is moved back to `path`
+    bool present = false;
+  };
+  std::string toolkit, manifest, version, failure;
+  std::vector<Item> items;
+  std::string backup_dir;                 // removed once empty ("" when none)
+  std::vector<std::string> created_dirs;  // removed when empty, deepest first
+  bool ok() const { return failure.empty(); }
+};
+CudnnUninstallPlan plan_cudnn_uninstall(const ProbeContext& ctx, const std::string& version,
+                                        const std::string& toolkit);
+std::string render_uninstall_plan_text(const CudnnUninstallPlan& plan, Os os);
+std::string render_uninstall_plan_json(const CudnnUninstallPlan& plan);  // dry_run: true
+
+// Carries out a plan, journaled, under the caller's lock of the toolkit.
+CudnnUninstallResult execute_cudnn_uninstall(const ProbeContext& ctx,
+                                             const CudnnUninstallPlan& plan, FileWriter& writer);
+
+// plan_cudnn_uninstall + execute_cudnn_uninstall: undoes `dlenv cudnn install` of `version`
+// ("9.1.0.70", or a prefix such as "9.1") in the toolkit (`toolkit` empty: every toolkit found is
+// searched for the manifest).
 CudnnUninstallResult uninstall_cudnn(const ProbeContext& ctx, const std::string& version,
                                      const std::string& toolkit, FileWriter& writer);
+
+// Every install, uninstall and recovery of a toolkit runs under its lock, after a
+// recovery of whatever an earlier run left in its journal (transaction.h):
+//   <toolkit>/.dlenv/journal.
+std::string toolkit_journal_path(const std::string& toolkit);
+
+struct ToolkitLockOptions {
+  bool wait = true;                                 // false: --no-wait
+  std::function<void(const std::string&)> on_wait;  // told once before waiting
+};
+// The toolkit's lock (FileWriter::lock_dir). Another holder: Error with !wait,
+// else `on_wait` is told and the call blocks until the lock is free.
+Result<std::unique_ptr<FileLock>> lock_toolkit(FileWriter& writer, const std::string& toolkit,
+                                               Os os, const ToolkitLockOptions& options);
+// Finishes or rolls back the transaction journaled in the toolkit (Outcome::nothing
+// when there is none), then removes an empty .dlenv. The caller holds the lock.
+Result<RecoveryResult> recover_toolkit(const ProbeContext& ctx, FileWriter& writer,
+                                       const std::string& toolkit);
+
+struct InterruptedTransaction {
+  std::string toolkit;  // real path
+  std::string journal;
+  RecoveryResult pending;  // what recovery would do (outcome), kind, what, pid
+};
+// Toolkits whose journal says a transaction was interrupted (read only).
+std::vector<InterruptedTransaction> find_interrupted_transactions(const ProbeContext& ctx);
 
 // Processes whose /proc/PID/maps maps any of `paths` (logical real paths).
 std::vector<BusyFile> find_busy_files(const FileSystem& fs, const std::vector<std::string>& paths);
@@ -143,7 +206,24 @@ struct CudnnListEntry {
   Os os = Os::linux;                   // how paths are shown (C:\\... for windows)
 };
 std::vector<CudnnListEntry> list_cudnn(const ProbeContext& ctx);
-std::string render_cudnn_list_text(const std::vector<CudnnListEntry>& list);
-std::string render_cudnn_list_json(const std::vector<CudnnListEntry>& list);  // dlenv.cudnn-list/1
+// `interrupted`: find_interrupted_transactions(), each shown with its recover command.
+std::string render_cudnn_list_text(const std::vector<CudnnListEntry>& list,
+                                   const std::vector<InterruptedTransaction>& interrupted = {},
+                                   Os os = Os::linux);
+std::string render_cudnn_list_json(
+    const std::vector<CudnnListEntry>& list,
+    const std::vector<InterruptedTransaction>& interrupted = {});  // dlenv.cudnn-list/1
+// The command that recovers `toolkit` ("dlenv cudnn recover --toolkit /usr/local/cuda-12.4").
+std::string recover_command(const std::string& toolkit, Os os);
+
+// `dlenv cudnn recover`: what recovery did in each toolkit.
+struct CudnnRecoverEntry {
+  std::string toolkit;
+  std::optional<RecoveryResult> result;
+  std::string error;  // the lock or the journal could not be handled
+};
+std::string render_recover_text(const std::vector<CudnnRecoverEntry>& entries, Os os);
+std::string render_recover_json(
+    const std::vector<CudnnRecoverEntry>& entries);  // dlenv.cudnn-recover/1
 
 }  // namespace dlenv

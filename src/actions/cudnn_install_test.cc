@@ -1,6 +1,7 @@
 #include "actions/cudnn_install.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,52 +46,9 @@ std::string joined(const std::vector<std::string>& v) {
   return o;
 }
 
-// Fails the N-th mutating call (1-based; 0: never) and counts them all.
-class FaultyWriter : public FileWriter {
- public:
-  FaultyWriter(FileWriter& real, int fail_at) : real_(real), fail_at_(fail_at) {}
-  Result<void> make_dir(const std::string& p, uint32_t m) override {
-    if (auto f = step("make_dir " + p)) return *f;
-    return real_.make_dir(p, m);
-  }
-  Result<void> write_new_file(const std::string& p, std::string_view d, uint32_t m) override {
-    if (auto f = step("write " + p)) {
-      // A half-written file is left behind, as a full disk would.
-      (void)real_.write_new_file(p, d.substr(0, d.size() / 2), m);
-      return *f;
-    }
-    return real_.write_new_file(p, d, m);
-  }
-  Result<void> make_symlink(const std::string& p, const std::string& t) override {
-    if (auto f = step("symlink " + p)) return *f;
-    return real_.make_symlink(p, t);
-  }
-  Result<void> rename(const std::string& a, const std::string& b) override {
-    if (auto f = step("rename " + a)) return *f;
-    return real_.rename(a, b);
-  }
-  Result<void> remove(const std::string& p) override {
-    if (auto f = step("remove " + p)) return *f;
-    return real_.remove(p);
-  }
-  bool exists(const std::string& p) const override { return real_.exists(p); }
-  std::string host_path(const std::string& p) const override { return real_.host_path(p); }
-  int calls() const { return calls_; }
-
- private:
-  std::optional<Result<void>> step(const std::string& what) {
-    if (++calls_ == fail_at_)
-      return Result<void>(fail("injected failure at step " + std::to_string(calls_) + ": " + what));
-    return std::nullopt;
-  }
-  FileWriter& real_;
-  int fail_at_;
-  int calls_ = 0;
-};
-
 // A sysroot with a CUDA toolkit holding an older cuDNN 9.0.0, and a cuDNN 9.1.0.70 archive.
 struct Fixture {
-  TempDir root{"tkroot"};
+  TempDir root;
   TempDir dl{"download"};
   std::string archive;
   std::unique_ptr<FileSystem> fs;
@@ -98,21 +56,9 @@ struct Fixture {
   std::string tk = "/usr/local/cuda-12.4";
 
   explicit Fixture(const std::string& cuda_version = "12.4.1", int archive_cuda = 12,
-                   bool runpath = true) {
-    std::string t = root.at("usr/local/cuda-" + cuda_version.substr(0, cuda_version.rfind('.')));
-    tk = "/usr/local/cuda-" + cuda_version.substr(0, cuda_version.rfind('.'));
-    testing::write_file(t + "/version.json", "{\"cuda\": {\"name\": \"CUDA SDK\", \"version\": \"" +
-                                                 cuda_version + "\"}}");
-    testing::write_file(t + "/include/cuda.h", "/* cuda.h */\n");
-    testing::write_file(t + "/include/cudnn_version.h", testing::version_header(9, 0, 0));
-    testing::write_file(t + "/include/cudnn.h", "/* old cudnn.h */\n");
-    testing::write_file(t + "/lib64/libcudart.so.12.4.127", "ELF", 0755);
-    testing::write_file(t + "/lib64/libcudnn.so.9.0.0",
-                        testing::fake_cudnn_elf("libcudnn.so.9", 90000, archive_cuda), 0755);
-    sfs::create_symlink("libcudnn.so.9.0.0", t + "/lib64/libcudnn.so.9");
-    sfs::create_symlink("libcudnn.so.9", t + "/lib64/libcudnn.so");
-    sfs::create_symlink("cuda-" + cuda_version.substr(0, cuda_version.rfind('.')),
-                        root.at("usr/local/cuda"));
+                   bool runpath = true, bool in_memory = false)
+      : root("tkroot", in_memory) {
+    tk = testing::write_toolkit_with_cudnn_9_0(root.path(), cuda_version, archive_cuda);
     const std::string name =
         "cudnn-linux-x86_64-9.1.0.70_cuda" + std::to_string(archive_cuda) + "-archive";
     archive = dl.at(name + ".tar.xz");
@@ -121,6 +67,15 @@ struct Fixture {
     fs = make_rooted_filesystem(root.path());
   }
   ProbeContext ctx() const { return ProbeContext{*fs, *env, *kb(), Os::linux, false, "test"}; }
+  // Installs the archive (as planned now) with the real writer.
+  bool install() const {
+    auto src = open_cudnn_source(archive);
+    if (!src) return false;
+    auto c = ctx();
+    auto plan = plan_cudnn_install(c, **src, {});
+    auto writer = make_file_writer(root.path());
+    return plan && plan->ok() && execute_cudnn_install(c, **src, *plan, *writer).installed;
+  }
 };
 
 TEST(CudnnInstall, RoundTripRestoresTheToolkitExactly) {
@@ -177,7 +132,7 @@ TEST(CudnnInstall, RoundTripRestoresTheToolkitExactly) {
 }
 
 TEST(CudnnInstall, AFailureAtEveryStepRestoresTheExactPreviousState) {
-  Fixture f;
+  Fixture f("12.4.1", 12, true, /*in_memory=*/true);
   auto src = open_cudnn_source(f.archive);
   ASSERT_TRUE(src);
   auto ctx = f.ctx();
@@ -188,7 +143,7 @@ TEST(CudnnInstall, AFailureAtEveryStepRestoresTheExactPreviousState) {
   // How many steps a clean install takes.
   int total = 0;
   {
-    FaultyWriter counting(*real, 0);
+    FaultInjectingWriter counting(*real, 0);
     auto r = execute_cudnn_install(ctx, **src, *plan, counting);
     ASSERT_TRUE(r.installed) << r.failure;
     total = counting.calls();
@@ -196,9 +151,24 @@ TEST(CudnnInstall, AFailureAtEveryStepRestoresTheExactPreviousState) {
     ASSERT_TRUE(u.removed) << u.failure;
     ASSERT_EQ(diff(before, testing::snapshot(f.root.path())), "");
   }
-  ASSERT_GT(total, 30);  // staging 24 files + renames + manifest
-  for (int k = 1; k <= total; ++k) {
-    FaultyWriter faulty(*real, k);
+  ASSERT_GT(total, 60);  // staging 24 files + renames + manifest, each journaled first
+  // The last call deletes the journal after the commit: a failure there keeps the
+  // install, and the next recovery deletes the committed journal.
+  {
+    FaultInjectingWriter faulty(*real, total);
+    auto r = execute_cudnn_install(ctx, **src, *plan, faulty);
+    ASSERT_TRUE(r.installed) << r.failure;
+    EXPECT_NE(joined(r.notes).find("injected failure at step"), std::string::npos);
+    auto rec = recover_toolkit(ctx, *real, f.tk);
+    ASSERT_TRUE(rec) << rec.error().message;
+    EXPECT_EQ(rec->outcome, RecoveryResult::Outcome::finished);
+    EXPECT_FALSE(sfs::exists(f.root.at("usr/local/cuda-12.4/.dlenv/journal")));
+    auto u = uninstall_cudnn(ctx, "9.1.0.70", f.tk, *real);
+    ASSERT_TRUE(u.removed) << u.failure;
+    ASSERT_EQ(diff(before, testing::snapshot(f.root.path())), "");
+  }
+  for (int k = 1; k < total; ++k) {
+    FaultInjectingWriter faulty(*real, k);
     auto r = execute_cudnn_install(ctx, **src, *plan, faulty);
     ASSERT_FALSE(r.installed) << "step " << k;
     EXPECT_NE(r.failure.find("injected failure at step " + std::to_string(k)), std::string::npos)
@@ -213,7 +183,7 @@ TEST(CudnnInstall, AFailureAtEveryStepRestoresTheExactPreviousState) {
   auto installed = testing::snapshot(f.root.path());
   int utotal = 0;
   for (int k = 1;; ++k) {
-    FaultyWriter faulty(*real, k);
+    FaultInjectingWriter faulty(*real, k);
     auto u = uninstall_cudnn(ctx, "9.1.0.70", f.tk, faulty);
     if (u.removed) {
       utotal = k;
@@ -349,12 +319,9 @@ TEST(CudnnInstall, WindowsLayoutRoundTrip) {
 
 TEST(CudnnInstall, TamperedManifestIsNotFollowed) {
   Fixture f;
-  auto src = open_cudnn_source(f.archive);
-  ASSERT_TRUE(src);
+  ASSERT_TRUE(f.install());
   auto ctx = f.ctx();
-  auto plan = plan_cudnn_install(ctx, **src, {});
   auto writer = make_file_writer(f.root.path());
-  ASSERT_TRUE(execute_cudnn_install(ctx, **src, *plan, *writer).installed);
   std::string m = f.root.at("usr/local/cuda-12.4/.dlenv/cudnn-9.1.0.70.json");
   std::string text = testing::read_host_file(m);
   auto pos = text.find("/usr/local/cuda-12.4/include/cudnn.h");
@@ -366,6 +333,102 @@ TEST(CudnnInstall, TamperedManifestIsNotFollowed) {
   EXPECT_FALSE(u.removed);
   EXPECT_NE(u.failure.find("outside the toolkit"), std::string::npos) << u.failure;
   EXPECT_EQ(diff(snap, testing::snapshot(f.root.path())), "");
+}
+
+// setuid/setgid/sticky and world-writable members are installed 0755/0644 (as NVIDIA's
+// packages install them), and the plan says so.
+TEST(CudnnInstall, HostileModesAreSanitised) {
+  Fixture f;
+  const std::string name = "cudnn-linux-x86_64-9.1.0.70_cuda12-archive";
+  auto entries = testing::fake_cudnn9_linux(name, 1, 0, 12);
+  for (auto& e : entries) {
+    if (e.path == name + "/lib/libcudnn_ops.so.9.1.0") e.mode = 04755;  // setuid
+    if (e.path == name + "/include/cudnn.h") e.mode = 0777;
+    if (e.path == name + "/include/cudnn_ops.h") e.mode = 02666;  // setgid, world-writable
+  }
+  testing::write_archive(f.archive, ArchiveFormat::tar_xz, entries);
+  auto src = open_cudnn_source(f.archive);
+  ASSERT_TRUE(src) << src.error().message;
+  auto ctx = f.ctx();
+  auto plan = plan_cudnn_install(ctx, **src, {});
+  ASSERT_TRUE(plan && plan->ok()) << joined(plan->blockers);
+  EXPECT_NE(joined(plan->warnings).find("lib/libcudnn_ops.so.9.1.0 has mode 4755"),
+            std::string::npos)
+      << joined(plan->warnings);
+  auto writer = make_file_writer(f.root.path());
+  ASSERT_TRUE(execute_cudnn_install(ctx, **src, *plan, *writer).installed);
+  auto mode = [&](const std::string& rel) {
+    struct stat st {};
+    ::lstat(f.root.at("usr/local/cuda-12.4/" + rel).c_str(), &st);
+    return st.st_mode & 07777;
+  };
+  EXPECT_EQ(mode("lib64/libcudnn_ops.so.9.1.0"), 0755u);
+  EXPECT_EQ(mode("include/cudnn.h"), 0755u);
+  EXPECT_EQ(mode("include/cudnn_ops.h"), 0644u);
+  EXPECT_EQ(mode("include/cudnn_adv.h"), 0644u);
+}
+
+// --root with a .dlenv that is a link out of the root: refused in the plan, and the
+// writer would refuse it too; nothing lands outside.
+TEST(CudnnInstall, SymlinkedDlenvUnderRootIsRefused) {
+  Fixture f;
+  TempDir outside("host");
+  sfs::create_directory_symlink(outside.path(), f.root.at("usr/local/cuda-12.4/.dlenv"));
+  auto src = open_cudnn_source(f.archive);
+  ASSERT_TRUE(src);
+  auto ctx = f.ctx();
+  auto before = testing::snapshot(f.root.path());
+  auto plan = plan_cudnn_install(ctx, **src, {});
+  ASSERT_TRUE(plan);
+  EXPECT_NE(joined(plan->blockers).find(".dlenv is not a directory (a link?)"), std::string::npos)
+      << joined(plan->blockers);
+  // Even a plan made before the swap cannot write through it.
+  sfs::remove(f.root.at("usr/local/cuda-12.4/.dlenv"));
+  auto good = plan_cudnn_install(ctx, **src, {});
+  ASSERT_TRUE(good && good->ok());
+  sfs::create_directory_symlink(outside.path(), f.root.at("usr/local/cuda-12.4/.dlenv"));
+  auto writer = make_file_writer(f.root.path());
+  auto r = execute_cudnn_install(ctx, **src, *good, *writer);
+  EXPECT_FALSE(r.installed);
+  EXPECT_NE(r.failure.find("is a symbolic link, and dlenv never writes through one"),
+            std::string::npos)
+      << r.failure;
+  EXPECT_TRUE(sfs::is_empty(outside.path()));
+  EXPECT_EQ(diff(before, testing::snapshot(f.root.path())), "");
+}
+
+// A path the manifest names that became a link after the install (or lies under a
+// directory swapped for a link) stops the uninstall, naming it; nothing is touched.
+TEST(CudnnInstall, UninstallStopsAtAManifestPathThatBecameALink) {
+  Fixture f;
+  TempDir outside("victim");
+  testing::write_file(outside.at("precious.h"), "keep me");
+  ASSERT_TRUE(f.install());
+  auto ctx = f.ctx();
+  auto writer = make_file_writer(f.root.path());
+  const std::string h = f.root.at("usr/local/cuda-12.4/include/cudnn_adv.h");
+  sfs::remove(h);
+  sfs::create_symlink(outside.at("precious.h"), h);
+  auto snap = testing::snapshot(f.root.path());
+  auto u = uninstall_cudnn(ctx, "9.1.0.70", f.tk, *writer);
+  EXPECT_FALSE(u.removed);
+  EXPECT_NE(u.failure.find("/usr/local/cuda-12.4/include/cudnn_adv.h changed since the install: "
+                           "it was a file and is now a link"),
+            std::string::npos)
+      << u.failure;
+  EXPECT_EQ(diff(snap, testing::snapshot(f.root.path())), "");
+  EXPECT_EQ(testing::read_host_file(outside.at("precious.h")), "keep me");
+  // The include directory itself swapped for a link to a copy elsewhere.
+  sfs::remove(h);
+  testing::write_file(h, "restored");
+  const std::string inc = f.root.at("usr/local/cuda-12.4/include");
+  sfs::rename(inc, outside.at("include"));
+  sfs::create_directory_symlink(outside.at("include"), inc);
+  u = uninstall_cudnn(ctx, "9.1.0.70", f.tk, *writer);
+  EXPECT_FALSE(u.removed);
+  EXPECT_NE(u.failure.find("/usr/local/cuda-12.4/include is a link now"), std::string::npos)
+      << u.failure;
+  EXPECT_TRUE(sfs::exists(outside.at("include/cudnn_adv.h")));
 }
 
 // `dlenv cudnn list --os windows --root`: the Windows probe's copies (toolkit bin, the

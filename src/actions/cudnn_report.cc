@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -126,6 +127,42 @@ std::string render_uninstall_text(const CudnnUninstallResult& r) {
   for (const auto& f : r.restored) o += "  restored " + f + "\n";
   for (const auto& n : r.notes) o += "note: " + n + "\n";
   return o;
+}
+
+std::string render_uninstall_plan_text(const CudnnUninstallPlan& p, Os os) {
+  if (!p.ok()) return "cannot uninstall: " + p.failure + "\n";
+  std::string o = fmt::format("uninstall cuDNN {} from {} (manifest {}):\n", p.version,
+                              display_path(p.toolkit, os), display_path(p.manifest, os));
+  for (auto it = p.items.rbegin(); it != p.items.rend(); ++it) {
+    const std::string f = display_path(it->path, os);
+    if (!it->backup.empty()) {
+      o += "  restore " + f + "  [the file it replaced, from " + display_path(it->backup, os) +
+           "]\n";
+    } else if (it->present) {
+      o += "  remove  " + f + "\n";
+    }
+  }
+  for (const auto& d : p.created_dirs) o += "  remove  " + display_path(d, os) + "/ (if empty)\n";
+  return o;
+}
+
+std::string render_uninstall_plan_json(const CudnnUninstallPlan& p) {
+  json items = json::array();
+  for (const auto& it : p.items) {
+    items.push_back({{"path", it.path},
+                     {"present", it.present},
+                     {"restore_from", it.backup.empty() ? json(nullptr) : json(it.backup)}});
+  }
+  json doc{{"schema", "dlenv.cudnn-uninstall/1"},
+           {"dry_run", true},
+           {"removed", false},
+           {"version", p.version},
+           {"toolkit", p.toolkit},
+           {"manifest", p.manifest},
+           {"failure", p.failure},
+           {"files", items},
+           {"created_dirs", p.created_dirs}};
+  return doc.dump(2) + "\n";
 }
 
 std::string render_uninstall_json(const CudnnUninstallResult& r) {
@@ -301,9 +338,43 @@ std::vector<CudnnListEntry> list_cudnn(const ProbeContext& ctx) {
   return out;
 }
 
-std::string render_cudnn_list_text(const std::vector<CudnnListEntry>& list) {
-  if (list.empty()) return "no cuDNN found.\n";
+std::string recover_command(const std::string& toolkit, Os os) {
+  const std::string shown = display_path(toolkit, os);
+  const bool plain = std::all_of(shown.begin(), shown.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("/._-:\\", c);
+  });
+  return "dlenv cudnn recover --toolkit " + (plain ? shown : "\"" + shown + "\"");
+}
+
+namespace {
+
+std::string describe_pending(const RecoveryResult& p) {
+  return fmt::format("{}{}{}", p.kind.empty() ? "a transaction" : p.kind,
+                     p.what.empty() ? "" : " of " + p.what,
+                     p.pid ? fmt::format(" by process {}", p.pid) : "");
+}
+
+std::string recovery_plan_text(const RecoveryResult& p) {
+  if (!p.problems.empty()) return "its journal cannot be used: " + join(p.problems, "; ");
+  switch (p.outcome) {
+    case RecoveryResult::Outcome::finished: return "it had committed; recovery finishes it";
+    case RecoveryResult::Outcome::rolled_back:
+      return fmt::format("it had not committed; recovery undoes its {} step(s)", p.steps);
+    default: return "it had not started; recovery removes its journal";
+  }
+}
+
+}  // namespace
+
+std::string render_cudnn_list_text(const std::vector<CudnnListEntry>& list,
+                                   const std::vector<InterruptedTransaction>& interrupted, Os os) {
   std::string o;
+  for (const auto& t : interrupted) {
+    o += fmt::format("interrupted: {} in {} ({}). Fix: {}\n", describe_pending(t.pending),
+                     display_path(t.toolkit, os), recovery_plan_text(t.pending),
+                     recover_command(t.toolkit, os));
+  }
+  if (list.empty()) return o + "no cuDNN found.\n";
   for (const auto& e : list) {
     const auto& c = e.copy;
     std::string ver = c.header_version    ? c.header_version->str()
@@ -324,7 +395,19 @@ std::string render_cudnn_list_text(const std::vector<CudnnListEntry>& list) {
   return o;
 }
 
-std::string render_cudnn_list_json(const std::vector<CudnnListEntry>& list) {
+std::string render_cudnn_list_json(const std::vector<CudnnListEntry>& list,
+                                   const std::vector<InterruptedTransaction>& interrupted) {
+  json pending = json::array();
+  for (const auto& t : interrupted) {
+    pending.push_back({{"toolkit", t.toolkit},
+                       {"journal", t.journal},
+                       {"kind", t.pending.kind},
+                       {"what", t.pending.what},
+                       {"pid", t.pending.pid},
+                       {"recovery", recovery_outcome_name(t.pending.outcome)},
+                       {"problems", t.pending.problems},
+                       {"fix", recover_command(t.toolkit, Os::linux)}});
+  }
   json arr = json::array();
   for (const auto& e : list) {
     const auto& c = e.copy;
@@ -343,7 +426,59 @@ std::string render_cudnn_list_json(const std::vector<CudnnListEntry>& list) {
          {"installed_by_dlenv",
           e.installed_by_dlenv.empty() ? json(nullptr) : json(e.installed_by_dlenv)}});
   }
-  json doc{{"schema", "dlenv.cudnn-list/1"}, {"cudnn", arr}};
+  json doc{{"schema", "dlenv.cudnn-list/1"}, {"cudnn", arr}, {"interrupted", pending}};
+  return doc.dump(2) + "\n";
+}
+
+std::string render_recover_text(const std::vector<CudnnRecoverEntry>& entries, Os os) {
+  if (entries.empty()) return "no CUDA toolkit found: nothing to recover.\n";
+  std::string o;
+  for (const auto& e : entries) {
+    const std::string tk = display_path(e.toolkit, os);
+    if (!e.error.empty()) {
+      o += tk + ": " + e.error + "\n";
+      continue;
+    }
+    const RecoveryResult& r = *e.result;
+    switch (r.outcome) {
+      case RecoveryResult::Outcome::nothing: o += tk + ": no interrupted transaction\n"; break;
+      case RecoveryResult::Outcome::discarded:
+        o += tk + ": a transaction that had not started was discarded (nothing had changed)\n";
+        break;
+      case RecoveryResult::Outcome::finished:
+        o += fmt::format("{}: finished {} (it had committed)\n", tk, describe_pending(r));
+        break;
+      case RecoveryResult::Outcome::rolled_back:
+        o += fmt::format(
+            "{}: rolled back {}: {} of {} step(s) undone now; the toolkit is as it "
+            "was before\n",
+            tk, describe_pending(r), r.undone, r.steps);
+        break;
+    }
+    for (const auto& p : r.problems) o += "  problem: " + p + "\n";
+  }
+  return o;
+}
+
+std::string render_recover_json(const std::vector<CudnnRecoverEntry>& entries) {
+  json arr = json::array();
+  for (const auto& e : entries) {
+    json j{{"toolkit", e.toolkit}};
+    if (!e.error.empty()) {
+      j["error"] = e.error;
+    } else {
+      const RecoveryResult& r = *e.result;
+      j["outcome"] = recovery_outcome_name(r.outcome);
+      j["kind"] = r.kind;
+      j["what"] = r.what;
+      j["pid"] = r.pid;
+      j["steps"] = r.steps;
+      j["undone"] = r.undone;
+      j["problems"] = r.problems;
+    }
+    arr.push_back(std::move(j));
+  }
+  json doc{{"schema", "dlenv.cudnn-recover/1"}, {"toolkits", arr}};
   return doc.dump(2) + "\n";
 }
 

@@ -7,6 +7,8 @@
 #include <set>
 
 #include "platform/filesystem.h"
+#include "platform/read_beneath.h"
+#include "util/sha256.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -215,8 +217,9 @@ class DirectorySource : public CudnnSource {
                               visit) const override {
     for (const auto& e : entries_) {
       if (e.type != SourceEntryType::file || !want(e)) continue;
-      // Re-check the size: the file may have grown since it was listed.
-      auto data = fs_->read_file(path_join(dir_, e.raw_path), e.size + 1);
+      // Never through a link (a file or directory swapped for one since the listing),
+      // never a FIFO or device; re-check the size: the file may have grown.
+      auto data = read_file_beneath(dir_, e.raw_path, e.size + 1);
       if (!data) return std::unexpected(data.error());
       if (data->size() != e.size) {
         return fail(fmt::format("{}: {} changed while being read ({} bytes, listed as {})",
@@ -231,7 +234,6 @@ class DirectorySource : public CudnnSource {
  private:
   std::string dir_;
   std::vector<SourceEntry> entries_;
-  std::unique_ptr<FileSystem> fs_ = make_real_filesystem();
 };
 
 SourceEntryType entry_type(FileType t) {
@@ -289,6 +291,24 @@ Result<std::unique_ptr<CudnnSource>> open_directory_source(const std::string& di
 Result<std::unique_ptr<CudnnSource>> open_archive_source(const std::string& file,
                                                          const SourceLimits& limits) {
   return open_archive_source(file, limits, default_archive_readers());
+}
+
+Result<std::string> source_sha256(const std::string& path) {
+  auto fs = make_real_filesystem();
+  auto st = fs->stat(path);
+  if (!st || st->type != FileType::regular) {
+    return fail(path + ": not an archive file (a SHA-256 is taken of the downloaded archive)");
+  }
+  Sha256 sha;
+  std::string buf(1u << 20, '\0');
+  for (uint64_t at = 0;;) {
+    auto n = fs->read_at(path, at, std::span<char>(buf.data(), buf.size()));
+    if (!n) return std::unexpected(n.error());
+    if (*n == 0) break;
+    sha.update(std::string_view(buf.data(), *n));
+    at += *n;
+  }
+  return sha.hex_digest();
 }
 
 Result<std::unique_ptr<CudnnSource>> open_cudnn_source(const std::string& path,

@@ -124,6 +124,10 @@ Result<std::unique_ptr<CudnnSource>> open_tar_program_source(const std::string& 
                                                              const SourceLimits& limits,
                                                              const TarProgram& tar);
 
+// The SHA-256 of the archive file `path` (lowercase hex), read in 1 MiB pieces;
+// Error for a directory or an unreadable file.
+Result<std::string> source_sha256(const std::string& path);
+
 // A directory or an archive, whichever `path` is.
 Result<std::unique_ptr<CudnnSource>> open_cudnn_source(const std::string& path,
                                                        const SourceLimits& limits = {});

@@ -1,7 +1,10 @@
 #include "actions/cudnn_source.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <chrono>
+#include <functional>
 #include <map>
 
 #include "actions/cudnn_inspect.h"
@@ -239,6 +242,74 @@ TEST(CudnnSource, UnsafeDirectoryIsRefusedToo) {
   auto src = open_cudnn_source(tmp.at("d"));
   ASSERT_FALSE(src);
   EXPECT_NE(src.error().message.find("absolute path /etc"), std::string::npos);
+}
+
+// A file of a directory source swapped for a link (or a FIFO), or a directory on its
+// way swapped for a link, after the listing: the read refuses it, never follows it
+// and never blocks.
+TEST(CudnnSource, DirectorySourceSwappedAfterListingIsRefused) {
+  TempDir tmp("swap");
+  TempDir secret("secret");
+  testing::write_file(secret.at("shadow"), "root:secret\n", 0600);
+  const std::string top = tmp.at("cudnn");
+  auto fill = [&] {
+    std::filesystem::remove_all(top);
+    testing::write_file(top + "/include/cudnn_version.h", testing::version_header(9, 1, 0));
+    testing::write_file(top + "/lib/libcudnn.so.9.1.0", "ELF?", 0755);
+  };
+  struct Swap {
+    const char* name;
+    std::function<void()> swap;
+    const char* why;
+  };
+  const std::vector<Swap> swaps = {
+      {"file -> link",
+       [&] {
+         std::filesystem::remove(top + "/include/cudnn_version.h");
+         std::filesystem::create_symlink(secret.at("shadow"), top + "/include/cudnn_version.h");
+       },
+       "is a symbolic link now"},
+      {"dir -> link",
+       [&] {
+         std::filesystem::remove_all(top + "/include");
+         std::filesystem::create_directories(secret.at("inc"));
+         testing::write_file(secret.at("inc/cudnn_version.h"), testing::version_header(9, 1, 0));
+         std::filesystem::create_directory_symlink(secret.at("inc"), top + "/include");
+       },
+       "include is a symbolic link now"},
+      {"file -> FIFO",
+       [&] {
+         std::filesystem::remove(top + "/include/cudnn_version.h");
+         ASSERT_EQ(::mkfifo((top + "/include/cudnn_version.h").c_str(), 0644), 0);
+       },
+       "it is a FIFO"},
+  };
+  for (const auto& sw : swaps) {
+    fill();
+    auto src = open_cudnn_source(top);
+    ASSERT_TRUE(src) << src.error().message;
+    sw.swap();
+    const auto start = std::chrono::steady_clock::now();
+    auto text = (*src)->read("include/cudnn_version.h");
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5)) << sw.name;
+    ASSERT_FALSE(text) << sw.name << ": read " << *text;
+    EXPECT_NE(text.error().message.find(sw.why), std::string::npos)
+        << sw.name << ": " << text.error().message;
+  }
+}
+
+// A FIFO (or a socket) in a directory source is refused when listed.
+TEST(CudnnSource, FifoInADirectorySourceIsRefused) {
+  TempDir tmp("fifo");
+  testing::write_file(tmp.at("d/include/cudnn_version.h"), testing::version_header(9, 1, 0));
+  std::filesystem::create_directories(tmp.at("d/lib"));
+  ASSERT_EQ(::mkfifo(tmp.at("d/lib/libcudnn.so.9").c_str(), 0644), 0);
+  auto src = open_cudnn_source(tmp.at("d"));
+  ASSERT_FALSE(src);
+  EXPECT_NE(src.error().message.find("lib/libcudnn.so.9"), std::string::npos)
+      << src.error().message;
+  EXPECT_NE(src.error().message.find("has no place in a cuDNN distribution"), std::string::npos)
+      << src.error().message;
 }
 
 }  // namespace

@@ -27,9 +27,17 @@ namespace sfs = std::filesystem;
 
 class TempDir {
  public:
-  explicit TempDir(const std::string& tag) {
+  // `in_memory`: under /dev/shm when it is there (tmpfs), for tests that run an install
+  // hundreds of times: every step of one is fsync'd, which costs milliseconds on a disk
+  // and nothing in memory (a killed process leaves the same state in both).
+  explicit TempDir(const std::string& tag, bool in_memory = false) {
     const char* base = std::getenv("DLENV_TEST_TMP");
-    sfs::path dir = base && *base ? sfs::path(base) : sfs::temp_directory_path();
+    std::error_code ec;
+    sfs::path dir =
+        in_memory && sfs::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0
+            ? sfs::path("/dev/shm")
+        : base && *base ? sfs::path(base)
+                        : sfs::temp_directory_path();
     sfs::create_directories(dir);
     std::string tmpl = (dir / (tag + "-XXXXXX")).string();
     if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp");
@@ -232,6 +240,27 @@ inline std::vector<ArchiveEntry> fake_cudnn8_windows(const std::string& top, int
   e.push_back({top + "/include/cudnn_version.h", version_header(8, 5, 0)});
   e.push_back({top + "/LICENSE", "cuDNN license (test)\n"});
   return e;
+}
+
+// Under the sysroot `root`: /usr/local/cuda-X.Y (version.json, cuda.h, cudart) with an
+// older cuDNN 9.0.0 (header, library, links) and /usr/local/cuda -> cuda-X.Y. Returns
+// the toolkit's logical path.
+inline std::string write_toolkit_with_cudnn_9_0(const std::string& root,
+                                                const std::string& cuda_version, int library_cuda) {
+  const std::string tk = "/usr/local/cuda-" + cuda_version.substr(0, cuda_version.rfind('.'));
+  const std::string t = root + tk;
+  write_file(t + "/version.json",
+             "{\"cuda\": {\"name\": \"CUDA SDK\", \"version\": \"" + cuda_version + "\"}}");
+  write_file(t + "/include/cuda.h", "/* cuda.h */\n");
+  write_file(t + "/include/cudnn_version.h", version_header(9, 0, 0));
+  write_file(t + "/include/cudnn.h", "/* old cudnn.h */\n");
+  write_file(t + "/lib64/libcudart.so.12.4.127", "ELF", 0755);
+  write_file(t + "/lib64/libcudnn.so.9.0.0", fake_cudnn_elf("libcudnn.so.9", 90000, library_cuda),
+             0755);
+  sfs::create_symlink("libcudnn.so.9.0.0", t + "/lib64/libcudnn.so.9");
+  sfs::create_symlink("libcudnn.so.9", t + "/lib64/libcudnn.so");
+  sfs::create_symlink(tk.substr(std::string("/usr/local/").size()), root + "/usr/local/cuda");
+  return tk;
 }
 
 // Every path under `root` -> "type mode content-or-target" (for exact before/after checks).

@@ -201,9 +201,32 @@ std::string render_env_commands(const EnvSwitch& s, Shell shell, Os os) {
   return o;
 }
 
-Result<PersistResult> persist_env_block(const FileSystem& fs, FileWriter& w,
-                                        const std::string& file, const std::string& commands) {
+namespace {
+
+// The file an rc path really is: a link (~/.bashrc -> dotfiles/bashrc) is edited at its
+// target and stays a link; links in the directories on the way are resolved so that
+// the writer, which never follows one, can reach it.
+std::string rc_target(const FileSystem& fs, const std::string& file) {
+  if (auto real = fs.real_path(file)) return *real;
+  const std::string dir = path_dirname(file);
+  if (auto real = fs.real_path(dir)) return path_join(*real, path_basename(file));
+  return file;
+}
+
+// The text outside the dlenv block, ending in a newline as persist writes it.
+std::string outside_block(const std::string& text) {
+  bool found = false;
+  std::string rest = strip_block(text, &found);
+  if (!rest.empty() && rest.back() != '\n') rest += '\n';
+  return rest;
+}
+
+}  // namespace
+
+Result<PersistResult> persist_env_block(const FileSystem& fs, FileWriter& w, const std::string& rc,
+                                        const std::string& commands) {
   PersistResult r;
+  const std::string file = rc_target(fs, rc);
   r.file = file;
   const std::string block = std::string(kBegin) + "\n" + commands + kEnd + "\n";
   const std::string backup = file + ".dlenv-backup";
@@ -236,18 +259,41 @@ Result<PersistResult> persist_env_block(const FileSystem& fs, FileWriter& w,
     if (auto x = tx.write_new_file(file, block, 0644); !x) return std::unexpected(x.error());
     r.what = "wrote";
   }
-  for (const auto& p : tx.commit()) r.what += " (could not delete " + p + ")";
+  auto committed = tx.commit();
+  if (!committed) return std::unexpected(committed.error());
+  for (const auto& p : *committed) r.what += " (could not delete " + p + ")";
   return r;
 }
 
 Result<PersistResult> undo_persist_env_block(const FileSystem& fs, FileWriter& w,
-                                             const std::string& file) {
+                                             const std::string& rc) {
   PersistResult r;
+  const std::string file = rc_target(fs, rc);
   r.file = file;
   const std::string backup = file + ".dlenv-backup";
   const std::string old = file + ".dlenv-old";
   Transaction tx(w);
-  if (fs.exists(backup)) {
+  // Lines the user changed outside the block since the persist stay: then only the
+  // block goes (the backup is dropped); otherwise the backup comes back byte for byte.
+  std::optional<std::string> edited;
+  if (fs.exists(backup) && fs.exists(file)) {
+    auto now = fs.read_file(file);
+    auto then = fs.read_file(backup);
+    if (!now) return std::unexpected(now.error());
+    if (!then) return std::unexpected(then.error());
+    if (outside_block(*now) != outside_block(*then)) edited = outside_block(*now);
+  }
+  if (edited) {
+    auto st = fs.stat(file);
+    if (auto x = tx.rename(file, old); !x) return std::unexpected(x.error());
+    tx.remove_on_commit(old);
+    if (auto x = tx.write_new_file(file, *edited, st ? st->mode & 07777 : 0644); !x) {
+      return std::unexpected(x.error());
+    }
+    tx.remove_on_commit(backup);
+    r.what = "removed the dlenv block (keeping the lines you changed since) from";
+    r.backup = backup;
+  } else if (fs.exists(backup)) {
     if (fs.exists(file)) {
       if (auto x = tx.rename(file, old); !x) return std::unexpected(x.error());
       tx.remove_on_commit(old);
@@ -274,7 +320,9 @@ Result<PersistResult> undo_persist_env_block(const FileSystem& fs, FileWriter& w
       r.what = "removed the dlenv block from";
     }
   }
-  for (const auto& p : tx.commit()) r.what += " (could not delete " + p + ")";
+  auto committed = tx.commit();
+  if (!committed) return std::unexpected(committed.error());
+  for (const auto& p : *committed) r.what += " (could not delete " + p + ")";
   return r;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "actions/file_writer.h"
+#include "actions/transaction.h"
 #include "probe/probe.h"
 
 namespace dlenv {
@@ -42,7 +43,10 @@ std::string render_env_commands(const EnvSwitch& s, Shell shell, Os os);
 
 // Persisting: the commands in a block between marker lines in `file` (logical path).
 // The first time an existing file is changed it is copied to `file`.dlenv-backup;
-// undo puts that copy back exactly (or removes a file persist created).
+// undo puts that copy back exactly (or removes a file persist created); when lines
+// outside the block changed since, undo removes only the block and keeps them. A
+// symlinked file (~/.bashrc -> dotfiles/bashrc) is edited at its target and stays a
+// link; the file's mode is kept.
 struct PersistResult {
   std::string file;
   std::string backup;  // "" when the file did not exist before

@@ -155,6 +155,34 @@ TEST(EnvPersist, AFileItCreatedIsRemovedByUndo) {
   EXPECT_FALSE(sfs::exists(root.at("conf.d/dlenv.fish")));
 }
 
+// Lines the user adds after the persist survive the undo; a symlinked rc is edited at
+// its target and stays a link; mode 0600 is kept.
+TEST(EnvPersist, UndoKeepsUserLinesAndALinkedRc) {
+  TempDir root("persist3");
+  const std::string original = "# dotfiles bashrc\nalias ll='ls -l'\n";
+  testing::write_file(root.at("home/me/dotfiles/bashrc"), original, 0600);
+  sfs::create_symlink("dotfiles/bashrc", root.at("home/me/.bashrc"));
+  auto fs = make_rooted_filesystem(root.path());
+  auto w = make_file_writer(root.path());
+  auto r = persist_env_block(*fs, *w, "/home/me/.bashrc", "export CUDA_HOME='/a'\n");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->file, "/home/me/dotfiles/bashrc");
+  EXPECT_EQ(sfs::read_symlink(root.at("home/me/.bashrc")), "dotfiles/bashrc");
+  EXPECT_EQ(sfs::status(root.at("home/me/dotfiles/bashrc")).permissions(), sfs::perms(0600));
+  std::string text = testing::read_host_file(root.at("home/me/dotfiles/bashrc"));
+  ASSERT_NE(text.find("export CUDA_HOME='/a'"), std::string::npos);
+  // The user adds a line after the block.
+  testing::write_file(root.at("home/me/dotfiles/bashrc"), text + "export EDITOR=vim\n", 0600);
+  auto u = undo_persist_env_block(*fs, *w, "/home/me/.bashrc");
+  ASSERT_TRUE(u) << u.error().message;
+  EXPECT_EQ(testing::read_host_file(root.at("home/me/dotfiles/bashrc")),
+            original + "export EDITOR=vim\n");
+  EXPECT_EQ(sfs::read_symlink(root.at("home/me/.bashrc")), "dotfiles/bashrc");
+  EXPECT_EQ(sfs::status(root.at("home/me/dotfiles/bashrc")).permissions(), sfs::perms(0600));
+  EXPECT_FALSE(sfs::exists(root.at("home/me/dotfiles/bashrc.dlenv-backup")));
+  EXPECT_FALSE(sfs::exists(root.at("home/me/dotfiles/bashrc.dlenv-old")));
+}
+
 TEST(UserEnvironmentStore, SaysItIsWindowsOnlyHere) {
   auto store = make_user_environment_store();
   auto r = store->set("CUDA_PATH", UserEnvValue{"x"});

@@ -1,29 +1,45 @@
-// FileWriter: every change `cudnn install/uninstall` and `env --persist` make to
-// the disk goes through this interface, on logical paths (under `--root DIR`
-// when given, like FileSystem). Each call is one small step that can be undone
-// by another (write <-> remove, rename <-> rename back, make_dir <-> remove), so
-// a Transaction can restore the exact previous state after a failure at any
-// step; tests wrap it in a fake that fails the N-th call.
+// FileWriter: every change `cudnn install/uninstall/recover` and `env --persist`
+// make to the disk goes through this interface, on logical paths (under
+// `--root DIR` when given, like FileSystem). Each call is one small step that
+// another can undo (write <-> remove, rename <-> rename back, make_dir <->
+// remove), so a Transaction (transaction.h) can journal it first and restore the
+// exact previous state after a failure or a crash at any step.
+//
+// The real writer (file_writer_posix.cc) is durable and never follows a link:
+// every directory of a path is opened relative to its parent with O_NOFOLLOW
+// (a symlinked component, e.g. a `.dlenv` swapped for a link under --root, is
+// refused and names the path), new files are created with O_EXCL|O_NOFOLLOW,
+// written, fsync'd and their directory fsync'd; renames never replace
+// (RENAME_NOREPLACE) and fsync both directories. Windows (file_writer_win32.cc)
+// uses the same calls through std::filesystem and LockFileEx.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "util/result.h"
 
 namespace dlenv {
 
+// An exclusive lock, held until destroyed (flock on the directory on Linux, so a
+// dead holder's lock goes with its process; LockFileEx on Windows).
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+};
+
 class FileWriter {
  public:
   virtual ~FileWriter() = default;
-  // Creates one directory (its parent must exist); Error when it already exists.
+  // Creates one directory (its parent must exist) with exactly `mode`; Error when it
+  // already exists.
   virtual Result<void> make_dir(const std::string& path, uint32_t mode) = 0;
-  // Creates a new regular file with `data` and permission bits `mode`; Error when
-  // something already exists at `path` (never overwrites).
+  // Creates a new regular file with `data` and permission bits `mode`, flushed to
+  // disk; Error when something already exists at `path` (never overwrites).
   virtual Result<void> write_new_file(const std::string& path, std::string_view data,
                                       uint32_t mode) = 0;
   virtual Result<void> make_symlink(const std::string& path, const std::string& target) = 0;
@@ -31,56 +47,60 @@ class FileWriter {
   virtual Result<void> rename(const std::string& from, const std::string& to) = 0;
   // Removes a file, a symlink (not its target) or an empty directory.
   virtual Result<void> remove(const std::string& path) = 0;
+  // Appends `data` to a regular file (created 0600 when missing) and flushes it to
+  // disk before returning: the journal's records.
+  virtual Result<void> append_durably(const std::string& path, std::string_view data) = 0;
   // Whether anything (a link included) is at `path`; never fails, never writes.
   virtual bool exists(const std::string& path) const = 0;
   // Where a logical path lives on this machine (for messages and real loads).
   virtual std::string host_path(const std::string& path) const = 0;
+  // An exclusive lock on the directory `dir`: nullptr (not an Error) when another
+  // process holds it and `wait` is false; with `wait`, blocks until it is free.
+  virtual Result<std::unique_ptr<FileLock>> lock_dir(const std::string& dir, bool wait) = 0;
 };
 
 // Writes under `root` ("" or "/": the real file system).
 std::unique_ptr<FileWriter> make_file_writer(const std::string& root);
 
-// A sequence of steps that undoes itself unless committed: each do_* call runs
-// one FileWriter step and remembers its inverse; rollback() runs the inverses in
-// reverse order. The first failure is returned by the do_* call; the caller then
-// calls rollback() (the destructor does too, when not committed).
-class Transaction {
+// Forwards to `inner`, counting the mutating calls (all but exists, host_path and
+// lock_dir), and injects a fault at the `fault_at`-th (1-based; 0: never): a
+// write or append first writes half of its bytes (what a full disk or a crash
+// leaves), then `at_fault` runs (the CLI's kill-point hook raises SIGKILL there),
+// then the call fails with "injected failure at step N: ...".
+class FaultInjectingWriter : public FileWriter {
  public:
-  explicit Transaction(FileWriter& writer) : w_(writer) {}
-  ~Transaction();
-  Transaction(const Transaction&) = delete;
-  Transaction& operator=(const Transaction&) = delete;
-
-  Result<void> make_dir(const std::string& path, uint32_t mode = 0755);
-  // make_dir for `path` and every missing parent (exists(): a directory already there).
-  Result<void> make_dirs(const std::string& path,
-                         const std::function<bool(const std::string&)>& exists);
-  Result<void> write_new_file(const std::string& path, std::string_view data, uint32_t mode);
-  Result<void> make_symlink(const std::string& path, const std::string& target);
-  Result<void> rename(const std::string& from, const std::string& to);
-  // Removes an empty directory (undo: creates it again with `mode`).
-  Result<void> remove_dir(const std::string& path, uint32_t mode = 0755);
-  // An irreversible removal, run only by commit() (after everything else worked).
-  void remove_on_commit(const std::string& path) { on_commit_.push_back(path); }
-
-  // Keeps every change; runs the deferred removals. Returns the ones that failed
-  // (already reported as text; the change itself stands).
-  std::vector<std::string> commit();
-  // Undoes every step done so far, newest first. Returns the steps that could not
-  // be undone (empty: the previous state is back exactly).
-  std::vector<std::string> rollback();
-  size_t steps() const { return undo_.size(); }
+  FaultInjectingWriter(FileWriter& inner, int fault_at, std::function<void()> at_fault = {})
+      : inner_(inner), fault_at_(fault_at), at_fault_(std::move(at_fault)) {}
+  // Owning `inner`.
+  FaultInjectingWriter(std::unique_ptr<FileWriter> inner, int fault_at,
+                       std::function<void()> at_fault = {})
+      : owned_(std::move(inner)),
+        inner_(*owned_),
+        fault_at_(fault_at),
+        at_fault_(std::move(at_fault)) {}
+  Result<void> make_dir(const std::string& path, uint32_t mode) override;
+  Result<void> write_new_file(const std::string& path, std::string_view data,
+                              uint32_t mode) override;
+  Result<void> make_symlink(const std::string& path, const std::string& target) override;
+  Result<void> rename(const std::string& from, const std::string& to) override;
+  Result<void> remove(const std::string& path) override;
+  Result<void> append_durably(const std::string& path, std::string_view data) override;
+  bool exists(const std::string& path) const override { return inner_.exists(path); }
+  std::string host_path(const std::string& path) const override { return inner_.host_path(path); }
+  Result<std::unique_ptr<FileLock>> lock_dir(const std::string& dir, bool wait) override {
+    return inner_.lock_dir(dir, wait);
+  }
+  // Mutating calls so far (the fault's included).
+  int calls() const { return calls_; }
 
  private:
-  struct Undo {
-    enum Kind { remove_path, rename_back, recreate_dir } kind;
-    std::string a, b;  // remove a / rename a -> b / make_dir a
-    uint32_t mode = 0755;
-  };
-  FileWriter& w_;
-  std::vector<Undo> undo_;
-  std::vector<std::string> on_commit_;
-  bool done_ = false;
+  // The fault's Error when this call is the fault_at-th; `half` runs before at_fault.
+  std::optional<Error> step(const std::string& what, const std::function<void()>& half = {});
+  std::unique_ptr<FileWriter> owned_;
+  FileWriter& inner_;
+  int fault_at_;
+  std::function<void()> at_fault_;
+  int calls_ = 0;
 };
 
 }  // namespace dlenv

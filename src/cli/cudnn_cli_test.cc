@@ -3,6 +3,7 @@
 
 #include "actions/cudnn_test_support.h"
 #include "cli/cli_test_support.h"
+#include "util/sha256.h"
 
 namespace dlenv {
 namespace {
@@ -36,9 +37,23 @@ TEST(CudnnCli, InspectTextAndJson) {
   EXPECT_NE(r.out.find("version:    9.1.0.70"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("CUDA major: 12"), std::string::npos);
   EXPECT_NE(r.out.find("result: complete"), std::string::npos);
+  const std::string sha = sha256_hex(testing::read_host_file(t.archive));
+  EXPECT_NE(r.out.find("  sha256:     " + sha + "\n"), std::string::npos) << r.out;
   r = run_cli({"cudnn", "inspect", t.archive, "--json"});
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("\"schema\": \"dlenv.cudnn-inspect/1\""), std::string::npos);
+  EXPECT_NE(r.out.find("\"sha256\": \"" + sha + "\""), std::string::npos);
+  // install --sha256: a mismatch is refused before anything is read or written.
+  auto before = testing::snapshot(t.root.path());
+  std::string wrong = sha;
+  wrong[0] = wrong[0] == '0' ? '1' : '0';
+  r = run_cli({"cudnn", "install", t.archive, "--root", t.root.path(), "--yes", "--sha256", wrong});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("has SHA-256 " + sha + ", not the " + wrong), std::string::npos) << r.err;
+  EXPECT_EQ(testing::snapshot(t.root.path()), before);
+  r = run_cli(
+      {"cudnn", "install", t.archive, "--root", t.root.path(), "--dry-run", "--sha256", sha});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
   r = run_cli({"cudnn", "inspect", t.dl.at("missing.tar.xz")});
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("no such file"), std::string::npos) << r.err;
@@ -81,11 +96,24 @@ TEST(CudnnCli, DryRunInstallUninstallListAndEnv) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("export CUDNN_HOME='/usr/local/cuda-12.4'"), std::string::npos) << r.out;
 
-  r = run_cli({"cudnn", "uninstall", "9.1.0.70", "--root", t.root.path(), "--json"});
+  // uninstall: a dry run shows what goes; without --yes (and no TTY) nothing happens.
+  auto installed = testing::snapshot(t.root.path());
+  r = run_cli({"cudnn", "uninstall", "9.1.0.70", "--root", t.root.path(), "--dry-run"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("uninstall cuDNN 9.1.0.70 from /usr/local/cuda-12.4"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  remove  /usr/local/cuda-12.4/lib64/libcudnn.so.9\n"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("dry run: nothing was changed."), std::string::npos);
+  r = run_cli({"cudnn", "uninstall", "9.1.0.70", "--root", t.root.path()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("re-run with --yes"), std::string::npos) << r.err;
+  EXPECT_EQ(testing::snapshot(t.root.path()), installed);
+  r = run_cli({"cudnn", "uninstall", "9.1.0.70", "--root", t.root.path(), "--json", "--yes"});
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("\"removed\": true"), std::string::npos);
   EXPECT_EQ(testing::snapshot(t.root.path()), before);
-  r = run_cli({"cudnn", "uninstall", "9.1.0.70", "--root", t.root.path()});
+  r = run_cli({"cudnn", "uninstall", "9.1.0.70", "--root", t.root.path(), "--yes"});
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("no dlenv install of cuDNN 9.1.0.70"), std::string::npos) << r.out;
 }

@@ -8,6 +8,7 @@
 
 #include "actions/cudnn_install.h"
 #include "cli/cli.h"
+#include "cli/kill_point.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -42,6 +43,8 @@ struct CudnnOptions {
   bool dry_run = false;
   bool yes = false;
   bool force = false;
+  bool no_wait = false;
+  std::string sha256;
 };
 
 int inspect(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
@@ -60,6 +63,7 @@ int inspect(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
     err << "dlenv cudnn inspect: " << info.error().message << "\n";
     return kExitFindings;
   }
+  if (auto sha = source_sha256(o.source)) info->sha256 = *sha;
   out << (o.common.json ? render_cudnn_inspect_json(*info) : render_cudnn_inspect_text(*info));
   return info->complete() ? kExitOk : kExitFindings;
 }
@@ -72,12 +76,53 @@ bool confirm(std::ostream& out) {
   return line == "y" || line == "Y" || line == "yes";
 }
 
-int install(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
+// The file system, environment and KB a cudnn subcommand works on ("dlenv cudnn CMD:
+// why" on `err` when they cannot be opened).
+std::optional<ActionSetup> open_setup(const char* cmd, const CudnnOptions& o, std::ostream& err) {
   auto setup = make_action_setup(o.common);
   if (!setup) {
-    err << "dlenv cudnn install: " << setup.error().message << "\n";
-    return kExitUsage;
+    err << "dlenv cudnn " << cmd << ": " << setup.error().message << "\n";
+    return std::nullopt;
   }
+  return std::move(*setup);
+}
+
+ProbeContext probe_context(const ActionSetup& s) {
+  return ProbeContext{*s.fs, *s.env, *s.kb, s.os, s.live, "environment"};
+}
+
+// Locks `toolkit` and recovers what an earlier run left in its journal (said on
+// `err` when there was something). nullptr with the message printed when either fails.
+std::unique_ptr<FileLock> lock_and_recover(const char* cmd, const CudnnOptions& o,
+                                           const ProbeContext& ctx, FileWriter& writer,
+                                           const std::string& toolkit, std::ostream& err) {
+  ToolkitLockOptions lo;
+  lo.wait = !o.no_wait;
+  lo.on_wait = [&](const std::string& msg) {
+    err << "dlenv cudnn " << cmd << ": " << msg << "\n" << std::flush;  // said before blocking
+  };
+  auto lock = lock_toolkit(writer, toolkit, ctx.os, lo);
+  if (!lock) {
+    err << "dlenv cudnn " << cmd << ": " << lock.error().message << "\n";
+    return nullptr;
+  }
+  auto rec = recover_toolkit(ctx, writer, toolkit);
+  if (!rec) {
+    err << "dlenv cudnn " << cmd << ": recovering " << display_path(toolkit, ctx.os) << ": "
+        << rec.error().message << "\n";
+    return nullptr;
+  }
+  if (rec->outcome != RecoveryResult::Outcome::nothing) {
+    err << "dlenv cudnn " << cmd << ": "
+        << render_recover_text({CudnnRecoverEntry{toolkit, *rec, ""}}, ctx.os);
+  }
+  if (!rec->problems.empty()) return nullptr;
+  return std::move(*lock);
+}
+
+int install(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
+  auto setup = open_setup("install", o, err);
+  if (!setup) return kExitUsage;
   if (!o.toolkit.empty() && !o.cuda.empty()) {
     err << "dlenv cudnn install: give --toolkit or --cuda, not both\n";
     return kExitUsage;
@@ -92,29 +137,58 @@ int install(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
       return kExitUsage;
     }
   }
+  if (!o.sha256.empty()) {
+    auto sha = source_sha256(o.source);
+    if (!sha) {
+      err << "dlenv cudnn install: --sha256: " << sha.error().message << "\n";
+      return kExitFindings;
+    }
+    if (to_lower(o.sha256) != *sha) {
+      err << "dlenv cudnn install: " << o.source << " has SHA-256 " << *sha << ", not the "
+          << o.sha256 << " given with --sha256: nothing was changed (download it again)\n";
+      return kExitFindings;
+    }
+  }
   auto src = open_cudnn_source(o.source);
   if (!src) {
     err << "dlenv cudnn install: " << src.error().message << "\n";
     return kExitFindings;
   }
-  ProbeContext ctx{*setup->fs, *setup->env, *setup->kb, setup->os, setup->live, "environment"};
+  const ProbeContext ctx = probe_context(*setup);
   auto plan = plan_cudnn_install(ctx, **src, io);
   if (!plan) {
     err << "dlenv cudnn install: " << plan.error().message << "\n";
     return kExitFindings;
   }
-  if (o.dry_run || !plan->ok()) {
-    out << (o.common.json ? render_install_json(*plan, nullptr, true, setup->os)
-                          : render_install_plan_text(*plan, setup->os) +
-                                (plan->ok() ? "dry run: nothing was changed.\n" : ""));
-    return plan->ok() ? kExitOk : kExitFindings;
+  auto show_plan = [&](const CudnnInstallPlan& p) {
+    out << (o.common.json ? render_install_json(p, nullptr, true, setup->os)
+                          : render_install_plan_text(p, setup->os) +
+                                (p.ok() ? "dry run: nothing was changed.\n" : ""));
+    return p.ok() ? kExitOk : kExitFindings;
+  };
+  if (o.dry_run || plan->toolkit_real.empty()) return show_plan(*plan);
+  // Under the toolkit's lock, after recovering an interrupted run, plan again: the
+  // toolkit may have changed while this process waited.
+  auto writer = make_cli_file_writer(setup->root);
+  auto lock = lock_and_recover("install", o, ctx, *writer, plan->toolkit_real, err);
+  if (!lock) return kExitFindings;
+  const std::string toolkit = plan->toolkit_real;
+  plan = plan_cudnn_install(ctx, **src, io);
+  if (!plan) {
+    err << "dlenv cudnn install: " << plan.error().message << "\n";
+    return kExitFindings;
   }
+  if (plan->toolkit_real != toolkit) {
+    err << "dlenv cudnn install: the toolkit changed while waiting for its lock (now "
+        << display_path(plan->toolkit_real, setup->os) << "); run the install again\n";
+    return kExitFindings;
+  }
+  if (!plan->ok()) return show_plan(*plan);
   if (!o.common.json) out << render_install_plan_text(*plan, setup->os);
   if (!o.yes && !confirm(out)) {
     err << "dlenv cudnn install: not confirmed; nothing was changed (re-run with --yes)\n";
     return kExitFindings;
   }
-  auto writer = make_file_writer(setup->root);
   auto r = execute_cudnn_install(ctx, **src, *plan, *writer);
   out << (o.common.json ? render_install_json(*plan, &r, false, setup->os)
                         : render_install_result_text(r));
@@ -122,28 +196,94 @@ int install(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
 }
 
 int uninstall(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
-  auto setup = make_action_setup(o.common);
-  if (!setup) {
-    err << "dlenv cudnn uninstall: " << setup.error().message << "\n";
-    return kExitUsage;
+  auto setup = open_setup("uninstall", o, err);
+  if (!setup) return kExitUsage;
+  const ProbeContext ctx = probe_context(*setup);
+  auto writer = make_cli_file_writer(setup->root);
+  auto show = [&](const CudnnUninstallPlan& p) {
+    out << (o.common.json ? render_uninstall_plan_json(p)
+                          : render_uninstall_plan_text(p, setup->os) +
+                                (p.ok() ? "dry run: nothing was changed.\n" : ""));
+    return p.ok() ? kExitOk : kExitFindings;
+  };
+  auto plan = plan_cudnn_uninstall(ctx, o.version, o.toolkit);
+  if (o.dry_run) return show(plan);
+  std::unique_ptr<FileLock> lock;
+  if (!plan.ok()) {
+    // An uninstall cut short after it moved the manifest away: recover, then look again.
+    const std::string given = logical_toolkit_path(o.toolkit, setup->os);
+    for (const auto& t : find_interrupted_transactions(ctx)) {
+      if (!o.toolkit.empty() && t.toolkit != ctx.fs.real_path(given).value_or(given)) continue;
+      if (!lock_and_recover("uninstall", o, ctx, *writer, t.toolkit, err)) return kExitFindings;
+    }
+    plan = plan_cudnn_uninstall(ctx, o.version, o.toolkit);
+    if (!plan.ok()) return show(plan);
   }
-  ProbeContext ctx{*setup->fs, *setup->env, *setup->kb, setup->os, setup->live, "environment"};
-  auto writer = make_file_writer(setup->root);
-  auto r = uninstall_cudnn(ctx, o.version, o.toolkit, *writer);
+  // Under the toolkit's lock, after recovering an interrupted run, plan again.
+  lock = lock_and_recover("uninstall", o, ctx, *writer, plan.toolkit, err);
+  if (!lock) return kExitFindings;
+  plan = plan_cudnn_uninstall(ctx, o.version, plan.toolkit);
+  if (!plan.ok()) return show(plan);
+  if (!o.common.json) out << render_uninstall_plan_text(plan, setup->os);
+  if (!o.yes && !confirm(out)) {
+    err << "dlenv cudnn uninstall: not confirmed; nothing was changed (re-run with --yes)\n";
+    return kExitFindings;
+  }
+  auto r = execute_cudnn_uninstall(ctx, plan, *writer);
   out << (o.common.json ? render_uninstall_json(r) : render_uninstall_text(r));
   return r.removed ? kExitOk : kExitFindings;
 }
 
-int list(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
-  auto setup = make_action_setup(o.common);
-  if (!setup) {
-    err << "dlenv cudnn list: " << setup.error().message << "\n";
-    return kExitUsage;
+int recover(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
+  auto setup = open_setup("recover", o, err);
+  if (!setup) return kExitUsage;
+  const ProbeContext ctx = probe_context(*setup);
+  std::vector<std::string> toolkits;
+  if (!o.toolkit.empty()) {
+    std::string t = logical_toolkit_path(o.toolkit, setup->os);
+    if (!ctx.fs.is_dir(t)) {
+      err << "dlenv cudnn recover: " << o.toolkit << " is not a directory\n";
+      return kExitUsage;
+    }
+    toolkits.push_back(ctx.fs.real_path(t).value_or(t));
+  } else {
+    for (const auto& t : find_cuda_toolkits(ctx)) toolkits.push_back(t.real);
   }
-  ProbeContext ctx{*setup->fs, *setup->env, *setup->kb, setup->os, setup->live, "environment"};
+  auto writer = make_cli_file_writer(setup->root);
+  std::vector<CudnnRecoverEntry> entries;
+  bool ok = true;
+  for (const auto& t : toolkits) {
+    CudnnRecoverEntry e{t, std::nullopt, ""};
+    ToolkitLockOptions lo;
+    lo.wait = !o.no_wait;
+    lo.on_wait = [&](const std::string& msg) {
+      err << "dlenv cudnn recover: " << msg << "\n" << std::flush;
+    };
+    auto lock = lock_toolkit(*writer, t, setup->os, lo);
+    auto rec = lock ? recover_toolkit(ctx, *writer, t)
+                    : Result<RecoveryResult>(std::unexpected(lock.error()));
+    if (rec) {
+      ok = ok && rec->problems.empty();
+      e.result = std::move(*rec);
+    } else {
+      ok = false;
+      e.error = rec.error().message;
+    }
+    entries.push_back(std::move(e));
+  }
+  out << (o.common.json ? render_recover_json(entries) : render_recover_text(entries, setup->os));
+  return ok ? kExitOk : kExitFindings;
+}
+
+int list(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
+  auto setup = open_setup("list", o, err);
+  if (!setup) return kExitUsage;
+  const ProbeContext ctx = probe_context(*setup);
   auto l = list_cudnn(ctx);
-  out << (o.common.json ? render_cudnn_list_json(l) : render_cudnn_list_text(l));
-  return kExitOk;
+  auto interrupted = find_interrupted_transactions(ctx);
+  out << (o.common.json ? render_cudnn_list_json(l, interrupted)
+                        : render_cudnn_list_text(l, interrupted, setup->os));
+  return interrupted.empty() ? kExitOk : kExitFindings;
 }
 
 }  // namespace
@@ -168,13 +308,30 @@ CommandRunner add_cudnn_command(CLI::App& app, Choices& choices, std::ostream& o
   inst->add_flag("--dry-run", o->dry_run, "Show the plan only");
   inst->add_flag("-y,--yes", o->yes, "Do not ask for confirmation");
   inst->add_flag("--force", o->force, "Install into a toolkit of another CUDA major");
+  inst->add_option("--sha256", o->sha256,
+                   "Refuse the archive unless its SHA-256 is HEX (as NVIDIA publishes it)")
+      ->type_name("HEX");
+  inst->add_flag("--no-wait", o->no_wait,
+                 "Fail at once when another dlenv process holds the toolkit's lock");
   add_action_common(inst, o->common, choices);
   auto* un = cudnn->add_subcommand("uninstall",
                                    "Remove a dlenv-installed cuDNN and restore what it replaced");
   un->add_option("version", o->version, "cuDNN version (9.1.0.70, or a prefix like 9.1)")
       ->required();
   un->add_option("--toolkit", o->toolkit, "The toolkit directory")->type_name("DIR");
+  un->add_flag("--dry-run", o->dry_run, "Show what is removed and restored only");
+  un->add_flag("-y,--yes", o->yes, "Do not ask for confirmation");
+  un->add_flag("--no-wait", o->no_wait,
+               "Fail at once when another dlenv process holds the toolkit's lock");
   add_action_common(un, o->common, choices);
+  auto* rec = cudnn->add_subcommand(
+      "recover",
+      "Finish or roll back an install/uninstall that was interrupted (kill -9, power loss)");
+  rec->add_option("--toolkit", o->toolkit, "Only this toolkit (default: every toolkit found)")
+      ->type_name("DIR");
+  rec->add_flag("--no-wait", o->no_wait,
+                "Fail at once when another dlenv process holds the toolkit's lock");
+  add_action_common(rec, o->common, choices);
   auto* ls = cudnn->add_subcommand(
       "list", "Every cuDNN copy: version, CUDA major, completeness, who would load it");
   add_action_common(ls, o->common, choices);
@@ -183,6 +340,7 @@ CommandRunner add_cudnn_command(CLI::App& app, Choices& choices, std::ostream& o
     if (*ins) return inspect(*o, out, err);
     if (*inst) return install(*o, out, err);
     if (*un) return uninstall(*o, out, err);
+    if (*rec) return recover(*o, out, err);
     if (*ls) return list(*o, out, err);
     return kExitUsage;
   };

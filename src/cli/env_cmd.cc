@@ -6,6 +6,7 @@
 #include "actions/cudnn_install.h"
 #include "actions/env_switch.h"
 #include "cli/cli.h"
+#include "cli/kill_point.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -75,7 +76,7 @@ int run_env(const EnvOptions& o, std::ostream& out, std::ostream& err) {
       err << "dlenv env --undo: give the file with --persist-file PATH\n";
       return kExitUsage;
     }
-    auto writer = make_file_writer(setup->root);
+    auto writer = make_cli_file_writer(setup->root);
     auto r = undo_persist_env_block(*setup->fs, *writer, o.persist_file);
     if (!r) {
       err << "dlenv env --undo: " << r.error().message << "\n";
@@ -131,7 +132,7 @@ int run_env(const EnvOptions& o, std::ostream& out, std::ostream& err) {
           << "); the file is backed up first and `--undo --persist-file PATH` restores it\n";
       return kExitUsage;
     }
-    auto writer = make_file_writer(setup->root);
+    auto writer = make_cli_file_writer(setup->root);
     auto r = persist_env_block(*setup->fs, *writer, o.persist_file, commands);
     if (!r) {
       err << "dlenv env --persist: " << r.error().message << "\n";

@@ -126,11 +126,15 @@ class PosixFileSystemBase : public FileSystem {
   Result<std::string> read_file(std::string_view path, size_t max_bytes) const override {
     auto host = resolve_host(path, /*follow_last=*/true);
     if (!host) return fail("cannot read " + describe(path) + ": " + errno_text(host.error()));
-    Fd fd(::open(host->c_str(), O_RDONLY | O_CLOEXEC));
+    // O_NONBLOCK: a FIFO (or a device) where a file is expected never hangs the read.
+    Fd fd(::open(host->c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
     if (fd.get() < 0) return fail("cannot read " + describe(path) + ": " + errno_text(errno));
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0) {
       return fail("cannot read " + describe(path) + ": " + errno_text(errno));
+    }
+    if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
+      return fail("not reading " + describe(path) + ": it is a FIFO or socket, not a file");
     }
     if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > max_bytes) {
       return fail(too_big(path, static_cast<uint64_t>(st.st_size), max_bytes));
@@ -167,12 +171,13 @@ class PosixFileSystemBase : public FileSystem {
     };
     auto host = resolve_host(path, /*follow_last=*/true);
     if (!host) return fail_with(host.error());
-    Fd fd(::open(host->c_str(), O_RDONLY | O_CLOEXEC));
+    Fd fd(::open(host->c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
     if (fd.get() < 0) return fail_with(errno);
-    if (st) {
-      if (::fstat(fd.get(), st) != 0) return fail_with(errno);
-      if (S_ISDIR(st->st_mode)) return fail_with(EISDIR);
-    }
+    struct stat own {};
+    if (!st) st = &own;
+    if (::fstat(fd.get(), st) != 0) return fail_with(errno);
+    if (S_ISDIR(st->st_mode)) return fail_with(EISDIR);
+    if (S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode)) return fail_with(ENXIO);
     return fd;
   }
 

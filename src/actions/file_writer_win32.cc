@@ -1,0 +1,163 @@
+// The FileWriter on Windows: std::filesystem calls, the journal flushed with
+// FlushFileBuffers, the toolkit lock a LockFileEx on <dir>\\.dlenv-lock (deleted
+// when the last handle closes). Unlike file_writer_posix.cc it does not yet open
+// each directory relative to its parent without following reparse points.
+#include <fmt/format.h>
+#include <windows.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "actions/file_writer.h"
+#include "platform/win32_text.h"
+#include "util/strings.h"
+
+namespace dlenv {
+namespace {
+
+namespace sfs = std::filesystem;
+
+class HandleLock : public FileLock {
+ public:
+  explicit HandleLock(HANDLE h) : h_(h) {}
+  ~HandleLock() override {
+    OVERLAPPED ov{};
+    ::UnlockFileEx(h_, 0, 1, 0, &ov);
+    ::CloseHandle(h_);
+  }
+
+ private:
+  HANDLE h_;
+};
+
+class RealFileWriter : public FileWriter {
+ public:
+  explicit RealFileWriter(std::string root) : root_(std::move(root)) {
+    while (!root_.empty() && root_.back() == '/') root_.pop_back();
+  }
+
+  Result<void> make_dir(const std::string& path, uint32_t mode) override {
+    const std::string h = host_path(path);
+    std::error_code ec;
+    if (!sfs::create_directory(h, ec)) {
+      return fail(fmt::format("cannot create the directory {}: {}", h,
+                              ec ? ec.message() : "it already exists"));
+    }
+    sfs::permissions(h, static_cast<sfs::perms>(mode & 07777), ec);
+    return {};
+  }
+
+  Result<void> write_new_file(const std::string& path, std::string_view data,
+                              uint32_t mode) override {
+    const std::string h = host_path(path);
+    std::error_code ec;
+    if (sfs::exists(sfs::symlink_status(h, ec))) {
+      return fail(fmt::format("cannot write {}: something is already there", h));
+    }
+    {
+      std::ofstream out(h, std::ios::binary | std::ios::trunc);
+      if (!out) return fail(fmt::format("cannot create {}: {}", h, std::strerror(errno)));
+      out.write(data.data(), static_cast<std::streamsize>(data.size()));
+      out.flush();
+      if (!out) {
+        std::string why = std::strerror(errno);
+        out.close();
+        sfs::remove(h, ec);
+        return fail(fmt::format("cannot write {} ({} bytes): {}", h, data.size(), why));
+      }
+    }
+    sfs::permissions(h, static_cast<sfs::perms>(mode & 07777), ec);
+    if (ec) return fail(fmt::format("cannot set the permissions of {}: {}", h, ec.message()));
+    return {};
+  }
+
+  Result<void> make_symlink(const std::string& path, const std::string& target) override {
+    const std::string h = host_path(path);
+    std::error_code ec;
+    sfs::create_symlink(target, h, ec);
+    if (ec)
+      return fail(fmt::format("cannot create the link {} -> {}: {}", h, target, ec.message()));
+    return {};
+  }
+
+  Result<void> rename(const std::string& from, const std::string& to) override {
+    const std::string hf = host_path(from), ht = host_path(to);
+    std::error_code ec;
+    if (sfs::exists(sfs::symlink_status(ht, ec))) {
+      return fail(fmt::format("cannot move {} to {}: the destination exists", hf, ht));
+    }
+    sfs::rename(hf, ht, ec);
+    if (ec) return fail(fmt::format("cannot move {} to {}: {}", hf, ht, ec.message()));
+    return {};
+  }
+
+  Result<void> remove(const std::string& path) override {
+    const std::string h = host_path(path);
+    std::error_code ec;
+    if (!sfs::remove(h, ec)) {
+      return fail(fmt::format("cannot remove {}: {}", h, ec ? ec.message() : "it does not exist"));
+    }
+    return {};
+  }
+
+  Result<void> append_durably(const std::string& path, std::string_view data) override {
+    const std::string h = host_path(path);
+    HANDLE f =
+        ::CreateFileW(win32::widen(h).c_str(), FILE_APPEND_DATA, FILE_SHARE_READ, nullptr,
+                      OPEN_ALWAYS, FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
+    if (f == INVALID_HANDLE_VALUE) {
+      return fail(fmt::format("cannot open {} to append (error {})", h, ::GetLastError()));
+    }
+    DWORD wrote = 0;
+    const bool ok = ::WriteFile(f, data.data(), static_cast<DWORD>(data.size()), &wrote, nullptr) &&
+                    wrote == data.size() && ::FlushFileBuffers(f);
+    const DWORD err = ::GetLastError();
+    ::CloseHandle(f);
+    if (!ok) return fail(fmt::format("cannot append to {} (error {})", h, err));
+    return {};
+  }
+
+  Result<std::unique_ptr<FileLock>> lock_dir(const std::string& dir, bool wait) override {
+    const std::string h = host_path(path_join(dir, ".dlenv-lock"));
+    HANDLE f =
+        ::CreateFileW(win32::widen(h).c_str(), GENERIC_READ | GENERIC_WRITE,
+                      FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr, OPEN_ALWAYS,
+                      FILE_ATTRIBUTE_HIDDEN | FILE_FLAG_DELETE_ON_CLOSE, nullptr);
+    if (f == INVALID_HANDLE_VALUE) {
+      return fail(fmt::format("cannot open the lock file {} (error {})", h, ::GetLastError()));
+    }
+    OVERLAPPED ov{};
+    DWORD flags = LOCKFILE_EXCLUSIVE_LOCK | (wait ? 0 : LOCKFILE_FAIL_IMMEDIATELY);
+    if (!::LockFileEx(f, flags, 0, 1, 0, &ov)) {
+      const DWORD err = ::GetLastError();
+      ::CloseHandle(f);
+      if (err == ERROR_LOCK_VIOLATION || err == ERROR_IO_PENDING) {
+        return std::unique_ptr<FileLock>();
+      }
+      return fail(fmt::format("cannot lock {} (error {})", h, err));
+    }
+    return std::unique_ptr<FileLock>(new HandleLock(f));
+  }
+
+  bool exists(const std::string& path) const override {
+    std::error_code ec;
+    return sfs::exists(sfs::symlink_status(host_path(path), ec));
+  }
+
+  std::string host_path(const std::string& path) const override {
+    if (root_.empty()) return path;
+    return root_ + (starts_with(path, "/") ? "" : "/") + path;
+  }
+
+ private:
+  std::string root_;
+};
+
+}  // namespace
+
+std::unique_ptr<FileWriter> make_file_writer(const std::string& root) {
+  return std::make_unique<RealFileWriter>(root == "/" ? "" : root);
+}
+
+}  // namespace dlenv
