@@ -123,6 +123,36 @@ case "$check" in
       2>"$work/chroot.err" || rc=$?
     check_report "$work/chroot.json" "$rc" "chroot into the bullseye root"
     chroot "$SYSROOT" "$inside/$top/bin/dlenv" --version | head -n1
+
+    # 3. A cuDNN whose cudnnGetVersion dlopens a sub-library that is not there, as cuDNN 9
+    #    does: on glibc < 2.34 such a failed dlopen inside a dlmopen namespace ended the
+    #    process (exit 127) instead of failing the call. Built against the sysroot's glibc.
+    mkdir -p "$SYSROOT$inside/cudnn/lib64"
+    cat >"$work/fake_cudnn.c" <<'EOF'
+#include <dlfcn.h>
+#include <stddef.h>
+size_t cudnnGetVersion(void) {
+  void* sub = dlopen("libcudnn_graph.so.9.99.0", RTLD_NOW);
+  if (sub) dlclose(sub);
+  return 90900;
+}
+EOF
+    multiarch="$SYSROOT/usr/lib/x86_64-linux-gnu"
+    ${CC:-gcc} --sysroot="$SYSROOT" -B"$multiarch" -L"$multiarch" -shared -fPIC \
+      -o "$SYSROOT$inside/cudnn/lib64/libcudnn.so.9" "$work/fake_cudnn.c" -ldl ||
+      fail "cannot build the fake cuDNN against the sysroot"
+    rc=0
+    chroot "$SYSROOT" /usr/bin/env CUDNN_HOME="$inside/cudnn" "$inside/$top/bin/dlenv" doctor \
+      --json >"$work/cudnn.json" 2>"$work/cudnn.err" || rc=$?
+    check_report "$work/cudnn.json" "$rc" "bullseye root with a cuDNN that dlopens a missing sub-library"
+    python3 - "$work/cudnn.json" <<'EOF' || exit 1
+import json, sys
+r = json.load(open(sys.argv[1], encoding="utf-8"))
+live = [c.get("live_version", {}) for c in r.get("cudnn", [])]
+if not any(v.get("value") == "9.9.0" for v in live):
+    sys.exit(f"FAIL: the fake cuDNN's cudnnGetVersion (9.9.0) was not read: {live}")
+print("cuDNN loaded live on glibc 2.31: 9.9.0")
+EOF
     ;;
 
   wheel_in_fresh_venv)
