@@ -10,8 +10,9 @@
 #   SHA256SUMS                                 over all of them
 #
 # The version is CMake's project() version (CMAKE_PROJECT_VERSION in the build's cache).
-# Archives are reproducible: owner root, entries sorted, mtimes SOURCE_DATE_EPOCH (default:
-# the last commit's time).
+# The tarball and the wheels are reproducible: owner root, entries sorted, mtimes
+# SOURCE_DATE_EPOCH (default: the last commit's time); the zip's mtimes are fixed
+# (1980-01-02, CMakeLists.txt); the .deb carries CPack's build-time mtimes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 linux_build="${1:-build/dist}"

@@ -16,8 +16,6 @@
 #error "only for the glibc baseline build (cmake/linux-glibc-baseline.cmake)"
 #endif
 
-#include <link.h>
-
 #include <cstdint>
 #include <cstdlib>
 
@@ -25,28 +23,10 @@
 
 extern "C" {
 
-// glibc 2.35's struct dl_find_object on x86-64 (DLFO_STRUCT_HAS_EH_DBASE is 0 there).
-struct dl_find_object {
-  unsigned long long dlfo_flags;
-  void* dlfo_map_start;
-  void* dlfo_map_end;
-  struct link_map* dlfo_link_map;
-  void* dlfo_eh_frame;
-  unsigned long long dlfo_reserved[7];
-};
-static_assert(sizeof(dl_find_object) == 96, "glibc 2.35 x86-64 layout");
-
-__attribute__((visibility("hidden"))) int _dl_find_object(void* address, dl_find_object* result) {
-  auto span = dlenv::loaded_object_containing(address);
-  if (!span) return -1;
-  result->dlfo_flags = 0;
-  result->dlfo_map_start = const_cast<void*>(span->map_start);
-  result->dlfo_map_end = const_cast<void*>(span->map_end);
-  result->dlfo_eh_frame = const_cast<void*>(span->eh_frame);
-  // libgcc's unwinder reads only the eh_frame; glibc's link map would cost a lookup under
-  // the loader's lock per frame, so it is left out.
-  result->dlfo_link_map = nullptr;
-  return 0;
+// The layout is dlenv::DlFindObject (glibc 2.35's struct dl_find_object on x86-64).
+__attribute__((visibility("hidden"))) int _dl_find_object(void* address,
+                                                          dlenv::DlFindObject* result) {
+  return dlenv::find_loaded_object(address, result);
 }
 
 __attribute__((visibility("hidden"))) std::uint32_t arc4random(void) {

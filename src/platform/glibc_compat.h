@@ -11,18 +11,27 @@
 
 namespace dlenv {
 
-// The loaded object (executable, shared library, vDSO) whose PT_LOAD segments contain an
-// address, as glibc 2.35's _dl_find_object reports it: from the page its first segment
-// starts in to the end of its last segment, and its PT_GNU_EH_FRAME (.eh_frame_hdr) address,
-// nullptr when it has none. Found with dl_iterate_phdr, which takes the loader's lock, so it is
-// safe while other threads dlopen and dlclose (the same walk libgcc's unwinder made before
-// glibc 2.35).
-struct LoadedObjectSpan {
-  const void* map_start = nullptr;
-  const void* map_end = nullptr;
-  const void* eh_frame = nullptr;
+// glibc 2.35's struct dl_find_object on x86-64 (DLFO_STRUCT_HAS_EH_DBASE is 0 there): the
+// one layout both the replacement and its test against glibc's own use.
+struct DlFindObject {
+  unsigned long long flags = 0;
+  void* map_start = nullptr;
+  void* map_end = nullptr;
+  void* link_map = nullptr;
+  void* eh_frame = nullptr;
+  unsigned long long reserved[7] = {};
 };
-std::optional<LoadedObjectSpan> loaded_object_containing(const void* address);
+static_assert(sizeof(DlFindObject) == 96, "glibc 2.35 x86-64 layout");
+
+// glibc 2.35's _dl_find_object over what glibc 2.31 has: the loaded object (executable,
+// shared library, vDSO) whose PT_LOAD segments contain `address`, from the page its first
+// segment starts in to the end of its last segment, and its PT_GNU_EH_FRAME (.eh_frame_hdr)
+// address, nullptr when it has none; 0, or -1 when no object contains it. `link_map` is left
+// null: libgcc's unwinder reads only the eh_frame, and glibc's link map would cost a lookup
+// under the loader's lock per frame. Found with dl_iterate_phdr, which takes the loader's
+// lock, so it is safe while other threads dlopen and dlclose (the same walk libgcc's
+// unwinder made before glibc 2.35).
+int find_loaded_object(const void* address, DlFindObject* result);
 
 // 32 random bits from the kernel: getrandom(2), else /dev/urandom (kernels before 3.17,
 // seccomp filters that refuse the call). nullopt when neither gives any.

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "platform/glibc_compat.h"
+#include "util/version.h"
 
 namespace dlenv {
 namespace {
@@ -14,7 +15,7 @@ namespace {
 struct Search {
   std::uintptr_t address = 0;
   std::uintptr_t page = 4096;
-  std::optional<LoadedObjectSpan> found;
+  std::optional<DlFindObject> found;
 };
 
 int visit_object(dl_phdr_info* info, size_t /*size*/, void* data) {
@@ -36,41 +37,30 @@ int visit_object(dl_phdr_info* info, size_t /*size*/, void* data) {
   }
   if (!contains) return 0;
   std::uintptr_t mask = search->page - 1;
-  LoadedObjectSpan span;
-  span.map_start = reinterpret_cast<const void*>(low & ~mask);
-  span.map_end = reinterpret_cast<const void*>(high);  // glibc: the last segment's end
-  span.eh_frame = eh_frame;
-  search->found = span;
+  DlFindObject object;
+  object.map_start = reinterpret_cast<void*>(low & ~mask);
+  object.map_end = reinterpret_cast<void*>(high);  // glibc: the last segment's end
+  object.eh_frame = const_cast<void*>(eh_frame);
+  search->found = object;
   return 1;  // stop the walk
 }
 
 }  // namespace
 
-std::optional<LoadedObjectSpan> loaded_object_containing(const void* address) {
+int find_loaded_object(const void* address, DlFindObject* result) {
   Search search;
   search.address = reinterpret_cast<std::uintptr_t>(address);
   long page = sysconf(_SC_PAGESIZE);
   if (page > 0) search.page = static_cast<std::uintptr_t>(page);
   dl_iterate_phdr(visit_object, &search);
-  return search.found;
+  if (!search.found) return -1;
+  *result = *search.found;
+  return 0;
 }
 
 bool dlopen_in_dlmopen_namespace_is_safe(std::string_view glibc_version) {
-  auto dot = glibc_version.find('.');
-  if (dot == std::string_view::npos || dot == 0) return false;
-  int major = 0, minor = 0;
-  for (char c : glibc_version.substr(0, dot)) {
-    if (c < '0' || c > '9') return false;
-    major = major * 10 + (c - '0');
-  }
-  std::string_view rest = glibc_version.substr(dot + 1);
-  std::size_t digits = 0;
-  while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9' && digits < 6) {
-    minor = minor * 10 + (rest[digits] - '0');
-    ++digits;
-  }
-  if (digits == 0) return false;
-  return major > 2 || (major == 2 && minor >= 34);
+  auto version = Version::parse(glibc_version);
+  return version && *version >= Version{2, 34};
 }
 
 std::optional<std::uint32_t> kernel_random_u32() {

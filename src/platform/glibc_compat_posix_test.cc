@@ -18,15 +18,7 @@ int function_in_this_binary() {
 
 // glibc >= 2.35 has the real _dl_find_object: the replacement must agree with it on
 // every object it is asked about (looked up at run time, so this builds on any glibc).
-struct RealDlFindObject {
-  unsigned long long flags;
-  void* map_start;
-  void* map_end;
-  void* link_map;
-  void* eh_frame;
-  unsigned long long reserved[7];
-};
-using RealFn = int (*)(void*, RealDlFindObject*);
+using RealFn = int (*)(void*, DlFindObject*);
 
 std::vector<const void*> probe_addresses() {
   std::vector<const void*> out;
@@ -39,34 +31,35 @@ std::vector<const void*> probe_addresses() {
   return out;
 }
 
-TEST(GlibcCompat, LoadedObjectContainingFindsTheObjectOfCodeAndData) {
+TEST(GlibcCompat, FindLoadedObjectFindsTheObjectOfCodeAndData) {
   for (const void* address : probe_addresses()) {
-    auto span = loaded_object_containing(address);
-    ASSERT_TRUE(span) << address;
-    EXPECT_LE(span->map_start, address);
-    EXPECT_GT(span->map_end, address);
-    EXPECT_NE(span->eh_frame, nullptr) << "every object gcc links has .eh_frame_hdr";
+    DlFindObject object;
+    ASSERT_EQ(find_loaded_object(address, &object), 0) << address;
+    EXPECT_LE(object.map_start, address);
+    EXPECT_GT(object.map_end, address);
+    EXPECT_NE(object.eh_frame, nullptr) << "every object gcc links has .eh_frame_hdr";
   }
 }
 
-TEST(GlibcCompat, LoadedObjectContainingSaysNoForUnmappedAddresses) {
-  EXPECT_FALSE(loaded_object_containing(nullptr));
-  EXPECT_FALSE(loaded_object_containing(reinterpret_cast<const void*>(std::uintptr_t{16})));
+TEST(GlibcCompat, FindLoadedObjectSaysNoForUnmappedAddresses) {
+  DlFindObject object;
+  EXPECT_EQ(find_loaded_object(nullptr, &object), -1);
+  EXPECT_EQ(find_loaded_object(reinterpret_cast<const void*>(std::uintptr_t{16}), &object), -1);
 }
 
 TEST(GlibcCompat, AgreesWithGlibcsOwnDlFindObject) {
   auto real = reinterpret_cast<RealFn>(dlsym(RTLD_DEFAULT, "_dl_find_object"));
   if (!real) GTEST_SKIP() << "this glibc is older than 2.35: no _dl_find_object to compare with";
   for (const void* address : probe_addresses()) {
-    RealDlFindObject want{};
+    DlFindObject want;
     ASSERT_EQ(real(const_cast<void*>(address), &want), 0) << address;
-    auto got = loaded_object_containing(address);
-    ASSERT_TRUE(got) << address;
-    EXPECT_EQ(got->eh_frame, want.eh_frame) << address;
-    EXPECT_EQ(got->map_start, want.map_start) << address;
-    EXPECT_EQ(got->map_end, want.map_end) << address;
+    DlFindObject got;
+    ASSERT_EQ(find_loaded_object(address, &got), 0) << address;
+    EXPECT_EQ(got.eh_frame, want.eh_frame) << address;
+    EXPECT_EQ(got.map_start, want.map_start) << address;
+    EXPECT_EQ(got.map_end, want.map_end) << address;
   }
-  RealDlFindObject none{};
+  DlFindObject none;
   EXPECT_EQ(real(nullptr, &none), -1);
 }
 
