@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
-# scripts/fuzz.sh [SECONDS]: builds the libFuzzer targets of the binary readers
-# (elf_fuzz, pe_fuzz, ldcache_fuzz; see the end of tests/CMakeLists.txt) with
-# clang and runs each for SECONDS (default 300), one after the other, starting
-# from a copy of the checked-in seed corpus tests/fuzz/corpus/<target>/.
+# scripts/fuzz.sh [SECONDS]: builds the libFuzzer targets (the binary readers elf_fuzz,
+# pe_fuzz, ldcache_fuzz; the text parsers cudnn_header_fuzz, version_json_fuzz,
+# dist_metadata_fuzz, env_file_fuzz, tar_listing_fuzz; see the end of
+# tests/CMakeLists.txt) with clang and runs each for SECONDS (default 300), one after
+# the other, starting from a copy of the checked-in seed corpus tests/fuzz/corpus/<target>/.
+# The long scheduled campaign is `nice -n 19 scripts/fuzz.sh 3600`.
 #
 # Needs clang 16 or newer with its libFuzzer runtime (Debian: clang-16
 # libclang-rt-16-dev); clang 14 cannot compile libstdc++'s <expected>.
 # Environment: DLENV_FUZZ_BUILD (build dir, default build/fuzz),
 # DLENV_FUZZ_WORK (work dir, default $DLENV_FUZZ_BUILD/fuzz-work),
-# DLENV_FUZZ_TARGETS (default "elf pe ldcache"), CXX (clang++ to use).
+# DLENV_FUZZ_TARGETS (default: all eight), CXX (clang++ to use).
 # Per target it leaves under the work dir: corpus/ (the grown corpus), log
 # (libFuzzer's output) and any crash-*/leak-*/timeout-*/oom-* reproducer.
 # Exit status: 0 when no target found anything, 1 otherwise, 2 on setup errors.
 #
 # scripts/fuzz.sh --smoke [SECONDS]: the short run CI does after the tests (.ci/run):
-# each target SECONDS (default 20), failing on any crash, leak, timeout or OOM. Where
+# SECONDS (default 60) shared out among the targets (at least 5 s each: 7 s each for
+# eight), failing on any crash, leak, timeout or OOM. Where
 # no usable clang (16 or newer, with its libFuzzer runtime) is installed it says so and
 # exits 0 (scripts/install-deps.sh --fuzz installs one). Its own build dir
 # (build/fuzz-smoke unless DLENV_FUZZ_BUILD is set).
@@ -29,11 +32,27 @@ root=$(pwd)
 mode=fuzz
 if [[ ${1:-} == coverage ]]; then mode=coverage; shift; fi
 if [[ ${1:-} == --smoke ]]; then mode=smoke; shift; fi
-secs=${1:-$([[ $mode == smoke ]] && echo 20 || echo 300)}
+secs=${1:-$([[ $mode == smoke ]] && echo 60 || echo 300)}
 [[ $secs =~ ^[0-9]+$ ]] || { echo "fuzz.sh: SECONDS must be a whole number" >&2; exit 2; }
 build=${DLENV_FUZZ_BUILD:-$root/build/$([[ $mode == smoke ]] && echo fuzz-smoke || echo fuzz)}
 work=${DLENV_FUZZ_WORK:-$build/fuzz-work}
-targets=${DLENV_FUZZ_TARGETS:-elf pe ldcache}
+targets=${DLENV_FUZZ_TARGETS:-elf pe ldcache cudnn_header version_json dist_metadata env_file tar_listing}
+# The source each target fuzzes (for the coverage report).
+parser_source() {
+  case $1 in
+    elf | pe | ldcache) echo "src/binfmt/$1.cc" ;;
+    cudnn_header | version_json | dist_metadata) echo src/probe/text_formats.cc ;;
+    env_file) echo src/platform/env.cc ;;
+    tar_listing) echo src/actions/cudnn_archive_tar.cc ;;
+  esac
+}
+if [[ $mode == smoke ]]; then
+  # The whole smoke budget shared out among the targets, so that CI's time stays the same
+  # whatever their number.
+  ntargets=$(wc -w <<<"$targets")
+  secs=$((secs / ntargets))
+  ((secs >= 5)) || secs=5
+fi
 
 # No usable clang: a setup error (exit 2), except for --smoke, which says why and skips.
 no_clang() {
@@ -88,25 +107,25 @@ if [[ $mode == coverage ]]; then
   llvm_cov=$(command -v llvm-cov-"$major" || command -v "$bin/llvm-cov" || command -v llvm-cov || true)
   profdata=$(command -v llvm-profdata-"$major" || command -v "$bin/llvm-profdata" || command -v llvm-profdata || true)
   [[ -n $llvm_cov && -n $profdata ]] || { echo "fuzz.sh: llvm-cov/llvm-profdata not found (apt-get install llvm-$major)" >&2; exit 2; }
+  # The coverage build: every target rebuilt with source-based coverage (and without
+  # ASan) in a build dir of its own; each run once over the checked-in corpus (-runs=0).
   cov=$build/fuzz-coverage
-  mkdir -p "$cov"
-  # shellcheck disable=SC2206
-  cflags=(-std=c++2b -O1 -g $flags -DFMT_HEADER_ONLY=1 -I"$build/layers/binfmt" -I"$build/layers/util"
-    -fprofile-instr-generate -fcoverage-mapping)
-  for f in elf pe ldcache; do
-    "$cxx" "${cflags[@]}" -fsanitize=fuzzer-no-link -c "$root/src/binfmt/$f.cc" -o "$cov/$f.o"
-  done
+  CXX=$cxx CC=$cc cmake -S "$root" -B "$cov" -DDLENV_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_CXX_FLAGS=$flags -fprofile-instr-generate -fcoverage-mapping" >/dev/null
+  # shellcheck disable=SC2086
+  cmake --build "$cov" -j"${DLENV_FUZZ_JOBS:-2}" --target $(printf '%s_fuzz ' $targets) \
+    >"$cov/coverage-build.log" 2>&1 || { tail -40 "$cov/coverage-build.log" >&2; exit 2; }
   for t in $targets; do
-    "$cxx" "${cflags[@]}" -fsanitize=fuzzer "$root/src/binfmt/${t}_fuzz.cc" "$cov/elf.o" "$cov/pe.o" \
-      "$cov/ldcache.o" "$build/libdlenv_util.a" -o "$cov/${t}_cov"
-    LLVM_PROFILE_FILE="$cov/$t.profraw" "$cov/${t}_cov" -runs=0 "$root/tests/fuzz/corpus/$t" >"$cov/$t.log" 2>&1
+    LLVM_PROFILE_FILE="$cov/$t.profraw" "$cov/tests/${t}_fuzz" -runs=0 "$root/tests/fuzz/corpus/$t" \
+      >"$cov/$t.log" 2>&1
     "$profdata" merge -o "$cov/$t.profdata" "$cov/$t.profraw"
     echo "== ${t}_fuzz over tests/fuzz/corpus/$t ($(ls "$root/tests/fuzz/corpus/$t" | wc -l) files)"
-    "$llvm_cov" report "$cov/${t}_cov" -instr-profile="$cov/$t.profdata" "$root/src/binfmt/$t.cc" | tail -1
-    echo "   (columns: regions, missed, cover, functions, missed, executed, lines, missed, cover," \
-      "branches, missed, cover; uncovered lines: $llvm_cov show $cov/${t}_cov" \
-      "-instr-profile=$cov/$t.profdata $root/src/binfmt/$t.cc)"
+    "$llvm_cov" report "$cov/tests/${t}_fuzz" -instr-profile="$cov/$t.profdata" \
+      "$root/$(parser_source "$t")" | tail -1
   done
+  echo "(columns: regions, missed, cover, functions, missed, executed, lines, missed, cover," \
+    "branches, missed, cover; uncovered lines: $llvm_cov show $cov/tests/TARGET_fuzz" \
+    "-instr-profile=$cov/TARGET.profdata SOURCE)"
   exit 0
 fi
 

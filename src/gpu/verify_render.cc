@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpu/verify.h"
+#include "util/safe_text.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -260,7 +261,7 @@ std::string render_verify_json(const VerifyResult& r) {
   }
   j["wall_ms"] = r.wall_ms;
   j["timing_ms"] = r.timing_ms;
-  return j.dump(2) + "\n";
+  return json_text(j, 2) + "\n";
 }
 
 }  // namespace dlenv

@@ -133,9 +133,7 @@ class PosixFileSystemBase : public FileSystem {
     if (::fstat(fd.get(), &st) != 0) {
       return fail("cannot read " + describe(path) + ": " + errno_text(errno));
     }
-    if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
-      return fail("not reading " + describe(path) + ": it is a FIFO or socket, not a file");
-    }
+    if (!S_ISREG(st.st_mode)) return fail(not_regular(path, st.st_mode));
     if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > max_bytes) {
       return fail(too_big(path, static_cast<uint64_t>(st.st_size), max_bytes));
     }
@@ -177,7 +175,7 @@ class PosixFileSystemBase : public FileSystem {
     if (!st) st = &own;
     if (::fstat(fd.get(), st) != 0) return fail_with(errno);
     if (S_ISDIR(st->st_mode)) return fail_with(EISDIR);
-    if (S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode)) return fail_with(ENXIO);
+    if (!S_ISREG(st->st_mode)) return fail(not_regular(path, st->st_mode));
     return fd;
   }
 
@@ -289,6 +287,18 @@ class PosixFileSystemBase : public FileSystem {
     int rc = follow ? ::stat(host->c_str(), &st) : ::lstat(host->c_str(), &st);
     if (rc != 0) return std::nullopt;
     return to_file_stat(st);
+  }
+
+  // A FIFO, socket or device where a file is expected: named, never read (a FIFO would
+  // block, a device like /dev/zero never ends).
+  std::string not_regular(std::string_view path, mode_t mode) const {
+    const char* what = S_ISFIFO(mode)   ? "a FIFO"
+                       : S_ISSOCK(mode) ? "a socket"
+                       : S_ISCHR(mode)  ? "a character device"
+                       : S_ISBLK(mode)  ? "a block device"
+                       : S_ISDIR(mode)  ? "a directory"
+                                        : "not a file";
+    return "not reading " + describe(path) + ": it is " + what + ", not a regular file";
   }
 
   std::string too_big(std::string_view path, std::optional<uint64_t> size, size_t max) const {
