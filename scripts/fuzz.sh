@@ -43,7 +43,7 @@ parser_source() {
     elf | pe | ldcache) echo "src/binfmt/$1.cc" ;;
     cudnn_header | version_json | dist_metadata) echo src/probe/text_formats.cc ;;
     env_file) echo src/platform/env.cc ;;
-    tar_listing) echo src/actions/cudnn_archive_tar.cc ;;
+    tar_listing) echo src/actions/tar_listing.cc ;;
   esac
 }
 if [[ $mode == smoke ]]; then

@@ -15,8 +15,8 @@ TEST(FuzzReplay, EnvFileCorpus) {
     const std::string name = f.filename().string();
     if (name.starts_with("fuzz-") || name.starts_with("bad-")) continue;
     auto b = testing::read_seed(f);
-    auto vars = parse_env_file(std::string_view(reinterpret_cast<const char*>(b.data()), b.size()),
-                               name);
+    auto vars =
+        parse_env_file(std::string_view(reinterpret_cast<const char*>(b.data()), b.size()), name);
     EXPECT_TRUE(vars.has_value()) << name << ": " << vars.error().message;
   }
 }

@@ -17,7 +17,8 @@ std::optional<Version> cudnn_header_version(std::string_view text) {
       if (head != "#define" && head != "# define") continue;
       if (end >= text.size() || (text[end] != ' ' && text[end] != '\t')) continue;
       size_t eol = text.find('\n', end);
-      auto value = parse_int(trim(text.substr(end, eol == std::string_view::npos ? eol : eol - end)));
+      auto value =
+          parse_int(trim(text.substr(end, eol == std::string_view::npos ? eol : eol - end)));
       if (value) return value;
     }
     return std::nullopt;

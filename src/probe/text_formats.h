@@ -23,8 +23,8 @@ std::optional<std::string> version_json_component(std::string_view text, std::st
 
 // The header block of a METADATA / PKG-INFO file (up to its first empty line).
 struct DistMetadata {
-  std::optional<std::string> name;     // Name:, as written
-  std::optional<std::string> version;  // Version:
+  std::optional<std::string> name;         // Name:, as written
+  std::optional<std::string> version;      // Version:
   std::vector<std::string> requires_dist;  // every Requires-Dist:, trimmed
 };
 DistMetadata parse_dist_metadata(std::string_view text);

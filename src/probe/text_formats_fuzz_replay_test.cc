@@ -50,8 +50,7 @@ TEST(TextFormats, CudnnHeaderAndVersionJson) {
   EXPECT_FALSE(cudnn_header_version("#define CUDNN_MAJOR 9\n"));
   EXPECT_FALSE(cudnn_header_version("// CUDNN_MAJOR 9\n#define CUDNN_MINOR 1\n"));
   EXPECT_EQ(version_json_component(R"({"cuda": {"version": "13.0.2"}})", "cuda"), "13.0.2");
-  EXPECT_FALSE(version_json_component(R"({"cuda": {"name": "x"}, "y": {"version": "1"}})",
-                                      "cuda"));
+  EXPECT_FALSE(version_json_component(R"({"cuda": {"name": "x"}, "y": {"version": "1"}})", "cuda"));
   EXPECT_FALSE(version_json_component(R"({"cuda": {"version")", "cuda"));
   auto m = parse_dist_metadata(
       "Metadata-Version: 2.1\nName: torch\nVersion: 2.11.0\nRequires-Dist: nvidia-cudnn-cu13 "

@@ -1,0 +1,198 @@
+// The `tar -tvf` listing parser (GNU tar and bsdtar, the latter also Windows' tar.exe):
+// a file of its own, with only util beneath it, so that its libFuzzer target
+// (tar_listing_fuzz.cc) builds without the rest of the actions layer.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "actions/cudnn_source.h"
+#include "util/strings.h"
+
+namespace dlenv {
+namespace {
+
+std::vector<std::string_view> fields(std::string_view line, size_t count, size_t* rest) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (out.size() < count) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    if (i >= line.size()) break;
+    size_t j = i;
+    while (j < line.size() && line[j] != ' ' && line[j] != '\t') ++j;
+    out.push_back(line.substr(i, j - i));
+    i = j;
+  }
+  // The name is the rest of the line (blanks inside it are kept; leading ones are not).
+  while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+  *rest = i;
+  return out;
+}
+
+SourceEntryType type_of(char c) {
+  switch (c) {
+    case '-': return SourceEntryType::file;
+    case 'd': return SourceEntryType::directory;
+    case 'l': return SourceEntryType::symlink;
+    case 'h': return SourceEntryType::hardlink;
+    case 'c':
+    case 'b': return SourceEntryType::device;
+    case 'p': return SourceEntryType::fifo;
+    case 's': return SourceEntryType::socket;
+    default: return SourceEntryType::other;
+  }
+}
+
+uint32_t mode_bits(std::string_view m) {
+  // "rwxr-xr-x" (9 characters after the type), with s/S/t/T for the special bits.
+  uint32_t mode = 0;
+  if (m.size() < 10) return 0644;
+  static constexpr uint32_t bits[9] = {0400, 0200, 0100, 040, 020, 010, 04, 02, 01};
+  for (size_t i = 0; i < 9; ++i) {
+    char c = m[1 + i];
+    if (c != '-' && c != 'S' && c != 'T') mode |= bits[i];
+  }
+  if (m[3] == 's' || m[3] == 'S') mode |= 04000;
+  if (m[6] == 's' || m[6] == 'S') mode |= 02000;
+  if (m[9] == 't' || m[9] == 'T') mode |= 01000;
+  return mode;
+}
+
+class TarProgramSource : public CudnnSource {
+ public:
+  TarProgramSource(std::string file, std::vector<SourceEntry> entries, TarProgram tar)
+      : file_(std::move(file)), entries_(std::move(entries)), tar_(std::move(tar)) {}
+  std::string description() const override { return "archive " + file_; }
+  std::string file_name() const override { return path_basename(file_); }
+  const std::vector<SourceEntry>& entries() const override { return entries_; }
+
+  Result<void> read_files(const std::function<bool(const SourceEntry&)>& want,
+                          const std::function<Result<void>(const SourceEntry&, std::string_view)>&
+                              visit) const override {
+    std::vector<const SourceEntry*> batch;
+    uint64_t batch_bytes = 0;
+    auto flush = [&]() -> Result<void> {
+      if (batch.empty()) return {};
+      auto r = read_batch(batch, batch_bytes, visit);
+      batch.clear();
+      batch_bytes = 0;
+      return r;
+    };
+    for (const auto& e : entries_) {  // archive order: the order tar writes them in
+      if (e.type != SourceEntryType::file || !want(e)) continue;
+      if (!batch.empty() && batch_bytes + e.size > kBatchBytes) {
+        auto r = flush();
+        if (!r) return r;
+      }
+      batch.push_back(&e);
+      batch_bytes += e.size;
+    }
+    return flush();
+  }
+
+ private:
+  Result<void> read_batch(
+      const std::vector<const SourceEntry*>& batch, uint64_t total,
+      const std::function<Result<void>(const SourceEntry&, std::string_view)>& visit) const {
+    // -P: names exactly as stored (GNU tar would strip a leading '/' otherwise).
+    std::vector<std::string> argv = {tar_.path, "-P", "-xOf", file_};
+    for (const auto* e : batch) {
+      // bsdtar takes member names as patterns: a name with pattern characters
+      // could select more than the listed entry.
+      if (tar_.flavor == TarFlavor::bsd &&
+          e->raw_path.find_first_of("*?[\\") != std::string::npos) {
+        return fail(fmt::format(
+            "{}: {}: the name holds a wildcard character, which {} would read as a pattern; "
+            "extract the archive and pass the directory",
+            file_, e->raw_path, tar_.path));
+      }
+      argv.push_back(e->raw_path);
+    }
+    ProcessOptions opt;
+    opt.timeout = std::chrono::minutes(10);
+    opt.max_output = static_cast<size_t>(total) + 1;
+    auto run = run_process(argv, opt);
+    if (!run) return std::unexpected(run.error());
+    if (run->timed_out) {
+      return fail(fmt::format("{}: {} -xOf did not finish within 10 minutes", file_, tar_.path));
+    }
+    if (run->exit_code != 0) {
+      return fail(fmt::format("{}: {} -xOf failed (exit {}): {}", file_, tar_.path, run->exit_code,
+                              trim(run->err)));
+    }
+    if (run->out.size() != total) {
+      return fail(fmt::format(
+          "{}: {} wrote {} bytes for members whose listed sizes add up to {} (the archive is "
+          "damaged, or the program changed the bytes); download it again or extract it and "
+          "pass the directory",
+          file_, tar_.path, run->out.size(), total));
+    }
+    std::string_view all = run->out;
+    size_t at = 0;
+    for (const auto* e : batch) {
+      auto r = visit(*e, all.substr(at, static_cast<size_t>(e->size)));
+      if (!r) return r;
+      at += static_cast<size_t>(e->size);
+    }
+    return {};
+  }
+
+  std::string file_;
+  std::vector<SourceEntry> entries_;
+  TarProgram tar_;
+};
+
+}  // namespace
+
+Result<std::vector<SourceEntry>> parse_tar_listing(std::string_view text, TarFlavor flavor) {
+  // GNU:  -rw-r--r-- user/group   1234 2024-01-01 12:00 top/name
+  // bsd:  -rw-r--r--  0 user   group   1234 Jan  1 12:00 top/name
+  // then "NAME -> TARGET" (symlink) or "NAME link to TARGET" (hardlink).
+  const size_t before_name = flavor == TarFlavor::gnu ? 5 : 8;
+  const size_t size_field = flavor == TarFlavor::gnu ? 2 : 4;
+  std::vector<SourceEntry> out;
+  size_t line_no = 0;
+  for (auto line_sv : split(std::string(text), '\n')) {
+    std::string_view line = line_sv;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // Windows tar.exe
+    if (line.empty()) continue;
+    size_t rest = 0;
+    auto f = fields(line, before_name, &rest);
+    auto bad = [&](const std::string& why) {
+      return fail(fmt::format("tar listing line {} (\"{}\"): {}", line_no, line, why));
+    };
+    if (f.size() < before_name || rest >= line.size()) return bad("too few fields");
+    if (f[0].size() < 10) return bad("no file mode in the first field");
+    SourceEntry e;
+    e.type = type_of(f[0][0]);
+    e.mode = mode_bits(f[0]);
+    std::string name(line.substr(rest));
+    if (e.type == SourceEntryType::symlink) {
+      size_t arrow = name.find(" -> ");
+      if (arrow == std::string::npos) return bad("a link without \" -> TARGET\"");
+      e.link_target = name.substr(arrow + 4);
+      name.resize(arrow);
+    } else if (e.type == SourceEntryType::hardlink) {
+      size_t to = name.find(" link to ");
+      if (to == std::string::npos) return bad("a hard link without \" link to TARGET\"");
+      e.link_target = name.substr(to + 9);
+      name.resize(to);
+    }
+    if (e.type == SourceEntryType::file) {
+      std::string_view s = f[size_field];
+      uint64_t v = 0;
+      if (s.empty() || s.size() > 19 ||
+          !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        return bad("the size field is not a number");
+      }
+      for (char c : s) v = v * 10 + static_cast<uint64_t>(c - '0');
+      e.size = v;
+    }
+    while (name.size() > 1 && name.back() == '/') name.pop_back();
+    e.raw_path = e.path = name;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace dlenv
