@@ -17,6 +17,90 @@ namespace {
 // Reads of this many bytes at most per tar process (the rest in a further run).
 constexpr uint64_t kBatchBytes = 512ull << 20;
 
+class TarProgramSource : public CudnnSource {
+ public:
+  TarProgramSource(std::string file, std::vector<SourceEntry> entries, TarProgram tar)
+      : file_(std::move(file)), entries_(std::move(entries)), tar_(std::move(tar)) {}
+  std::string description() const override { return "archive " + file_; }
+  std::string file_name() const override { return path_basename(file_); }
+  const std::vector<SourceEntry>& entries() const override { return entries_; }
+
+  Result<void> read_files(const std::function<bool(const SourceEntry&)>& want,
+                          const std::function<Result<void>(const SourceEntry&, std::string_view)>&
+                              visit) const override {
+    std::vector<const SourceEntry*> batch;
+    uint64_t batch_bytes = 0;
+    auto flush = [&]() -> Result<void> {
+      if (batch.empty()) return {};
+      auto r = read_batch(batch, batch_bytes, visit);
+      batch.clear();
+      batch_bytes = 0;
+      return r;
+    };
+    for (const auto& e : entries_) {  // archive order: the order tar writes them in
+      if (e.type != SourceEntryType::file || !want(e)) continue;
+      if (!batch.empty() && batch_bytes + e.size > kBatchBytes) {
+        auto r = flush();
+        if (!r) return r;
+      }
+      batch.push_back(&e);
+      batch_bytes += e.size;
+    }
+    return flush();
+  }
+
+ private:
+  Result<void> read_batch(
+      const std::vector<const SourceEntry*>& batch, uint64_t total,
+      const std::function<Result<void>(const SourceEntry&, std::string_view)>& visit) const {
+    // -P: names exactly as stored (GNU tar would strip a leading '/' otherwise).
+    std::vector<std::string> argv = {tar_.path, "-P", "-xOf", file_};
+    for (const auto* e : batch) {
+      // bsdtar takes member names as patterns: a name with pattern characters
+      // could select more than the listed entry.
+      if (tar_.flavor == TarFlavor::bsd &&
+          e->raw_path.find_first_of("*?[\\") != std::string::npos) {
+        return fail(fmt::format(
+            "{}: {}: the name holds a wildcard character, which {} would read as a pattern; "
+            "extract the archive and pass the directory",
+            file_, e->raw_path, tar_.path));
+      }
+      argv.push_back(e->raw_path);
+    }
+    ProcessOptions opt;
+    opt.timeout = std::chrono::minutes(10);
+    opt.max_output = static_cast<size_t>(total) + 1;
+    auto run = run_process(argv, opt);
+    if (!run) return std::unexpected(run.error());
+    if (run->timed_out) {
+      return fail(fmt::format("{}: {} -xOf did not finish within 10 minutes", file_, tar_.path));
+    }
+    if (run->exit_code != 0) {
+      return fail(fmt::format("{}: {} -xOf failed (exit {}): {}", file_, tar_.path, run->exit_code,
+                              trim(run->err)));
+    }
+    if (run->out.size() != total) {
+      return fail(fmt::format(
+          "{}: {} wrote {} bytes for members whose listed sizes add up to {} (the archive is "
+          "damaged, or the program changed the bytes); download it again or extract it and "
+          "pass the directory",
+          file_, tar_.path, run->out.size(), total));
+    }
+    std::string_view all = run->out;
+    size_t at = 0;
+    for (const auto* e : batch) {
+      auto r = visit(*e, all.substr(at, static_cast<size_t>(e->size)));
+      if (!r) return r;
+      at += static_cast<size_t>(e->size);
+    }
+    return {};
+  }
+
+  std::string file_;
+  std::vector<SourceEntry> entries_;
+  TarProgram tar_;
+};
+
 }  // namespace
 
 std::optional<TarProgram> probe_tar_program(const std::string& path) {

@@ -24,21 +24,27 @@ bool well_formed(const std::filesystem::path& p) {
 TEST(FuzzReplay, CudnnHeaderCorpus) {
   testing::replay_corpus("cudnn_header", fuzz::cudnn_header_one_input);
   for (const auto& f : fuzz_seeds("cudnn_header")) {
-    if (well_formed(f)) EXPECT_TRUE(cudnn_header_version(text_of(f))) << f;
+    if (well_formed(f)) {
+      EXPECT_TRUE(cudnn_header_version(text_of(f))) << f;
+    }
   }
 }
 
 TEST(FuzzReplay, VersionJsonCorpus) {
   testing::replay_corpus("version_json", fuzz::version_json_one_input);
   for (const auto& f : fuzz_seeds("version_json")) {
-    if (well_formed(f)) EXPECT_TRUE(version_json_component(text_of(f), "cuda")) << f;
+    if (well_formed(f)) {
+      EXPECT_TRUE(version_json_component(text_of(f), "cuda")) << f;
+    }
   }
 }
 
 TEST(FuzzReplay, DistMetadataCorpus) {
   testing::replay_corpus("dist_metadata", fuzz::dist_metadata_one_input);
   for (const auto& f : fuzz_seeds("dist_metadata")) {
-    if (well_formed(f)) EXPECT_TRUE(parse_dist_metadata(text_of(f)).version) << f;
+    if (well_formed(f)) {
+      EXPECT_TRUE(parse_dist_metadata(text_of(f)).version) << f;
+    }
   }
 }
 

@@ -1,6 +1,5 @@
 #include "util/safe_text.h"
 
-
 namespace dlenv {
 
 size_t utf8_sequence_length(std::string_view s, size_t i) {
@@ -89,9 +88,10 @@ void newline(std::string& out, int indent, int level) {
   out.append(static_cast<size_t>(indent) * static_cast<size_t>(level), ' ');
 }
 
-void write_json(std::string& out, const nlohmann::json& j, int indent, int level) {
+template <class Json>
+void write_json(std::string& out, const Json& j, int indent, int level) {
   if (j.is_string()) {
-    write_json_string(out, j.get_ref<const std::string&>());
+    write_json_string(out, j.template get_ref<const std::string&>());
   } else if (j.is_object()) {
     if (j.empty()) {
       out += "{}";
@@ -132,6 +132,12 @@ void write_json(std::string& out, const nlohmann::json& j, int indent, int level
 }  // namespace
 
 std::string json_text(const nlohmann::json& j, int indent) {
+  std::string out;
+  write_json(out, j, indent, 0);
+  return out;
+}
+
+std::string json_text(const nlohmann::ordered_json& j, int indent) {
   std::string out;
   write_json(out, j, indent, 0);
   return out;

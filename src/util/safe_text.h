@@ -21,7 +21,9 @@ size_t utf8_sequence_length(std::string_view s, size_t i);
 // uses, so that json.loads(text) then .encode("utf-8", "surrogateescape") gives back the
 // original bytes. DEL and the C1 controls (U+0080-U+009F) are written as \u escapes too.
 // indent < 0: compact, one line.
+// Key order is kept: ordered_json (the report) keeps its insertion order, json its sorted one.
 std::string json_text(const nlohmann::json& j, int indent = -1);
+std::string json_text(const nlohmann::ordered_json& j, int indent = -1);
 
 // `s` with every byte that could act on a terminal made visible: C0 controls as \t \n \r
 // \e \a \b \f \v or \xNN, DEL as \x7f, the C1 controls (U+0080-U+009F) as \u0080-\u009f,

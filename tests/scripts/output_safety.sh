@@ -4,8 +4,9 @@
 #   - a failed write is exit 3 with a message: stdout on /dev/full, stdout closed;
 #   - a reader that goes away (| head -1) ends it quietly (SIGPIPE: 141, or 0 when all
 #     was written before the reader left), nothing on stderr;
-#   - --env-file /dev/zero stops at the limit with a message;
-#   - a FIFO on LD_LIBRARY_PATH never hangs deps or load;
+#   - --env-file /dev/zero stops at the limit with a message (a usage error: exit 2);
+#   - a FIFO on LD_LIBRARY_PATH never hangs deps (load's dlopen of it is the live-probe
+#     isolation's part: the ELF pre-check and the child with a timeout);
 #   - bytes that are not UTF-8 in PATH / LD_LIBRARY_PATH give valid JSON whose strings
 #     give the original bytes back (Python's surrogateescape);
 #   - an escape sequence in a file name is shown as \e in text, never written raw.
@@ -60,8 +61,8 @@ fi
 # 2. Bounded reads: an endless env file.
 timeout 10 "$dlenv" doctor --root "$root" --os linux --env-file /dev/zero >/dev/null 2>"$tmp/err"
 rc=$?
-if [[ $rc == 3 ]] && grep -q "longer than 8388608 bytes" "$tmp/err"; then
-  ok "--env-file /dev/zero: exit 3, $(cat "$tmp/err")"
+if [[ $rc == 2 ]] && grep -q "longer than 8388608 bytes" "$tmp/err"; then
+  ok "--env-file /dev/zero: exit 2, $(cat "$tmp/err")"
 else
   fail "--env-file /dev/zero: exit $rc, stderr: $(cat "$tmp/err")"
 fi
@@ -69,7 +70,7 @@ fi
 # 3. A FIFO where a library is expected.
 mkdir -p "$tmp/fifo"
 mkfifo "$tmp/fifo/libcudnn.so.9"
-for cmd in deps load; do
+for cmd in deps; do
   LD_LIBRARY_PATH=$tmp/fifo timeout 10 "$dlenv" "$cmd" libcudnn.so.9 >"$tmp/out" 2>&1
   rc=$?
   if ((rc <= 3)); then
@@ -86,15 +87,22 @@ else
   fail "deps FIFO: exit $rc: $(head -5 "$tmp/out")"
 fi
 
-# 4. Bytes that are not UTF-8, and escape sequences.
-if command -v python3 >/dev/null; then
-  bad=$(printf '%s/lib\xff\xfe\x1b[31m' "$tmp")
-  mkdir -p "$bad"
-  for args in "doctor --json --no-live" "deps libcudnn.so.9 --json" "load libcudnn.so.9 --json"; do
-    # shellcheck disable=SC2086
-    LD_LIBRARY_PATH=$bad PATH="$bad:$PATH" timeout 10 "$dlenv" $args >"$tmp/out.json" 2>"$tmp/err"
-    rc=$?
-    if ((rc <= 3)) && python3 - "$tmp/out.json" "$bad" <<'PY'; then
+# 4. Bytes that are not UTF-8, and escape sequences: every --json command gives valid JSON
+# whose strings give the bytes back; its text form shows them escaped, never raw.
+bad=$(printf '%s/lib\xff\xfe\x1b[31m' "$tmp")
+mkdir -p "$bad"
+printf 'not an ELF file' >"$bad/libnot-elf.so"
+cp "$(type -P true)" "$bad/prog"  # a real ELF executable, for deps and which
+mkdir -p "$bad/include"
+printf '#define CUDNN_MAJOR 9\n#define CUDNN_MINOR 1\n#define CUDNN_PATCHLEVEL 0\n' \
+  >"$bad/include/cudnn_version.h"
+with_bad_path() { LD_LIBRARY_PATH=$bad PATH="$bad:$PATH" timeout 10 "$dlenv" "$@"; }
+check_bytes() {  # NAME: the JSON in $tmp/out.json holds $bad's bytes, exactly
+  if ! command -v python3 >/dev/null; then
+    echo "skipped: $1 (no python3 to decode the JSON)"
+    return
+  fi
+  if python3 - "$tmp/out.json" "$bad" <<'PY'; then
 import json, os, sys
 text = open(sys.argv[1], "rb").read().decode("utf-8")  # JSON text is UTF-8
 doc = json.loads(text)
@@ -111,14 +119,47 @@ def walk(v):
 walk(doc)
 sys.exit(0 if found else 1)
 PY
-      ok "$args with \\xff\\xfe ESC in LD_LIBRARY_PATH: exit $rc, valid JSON, bytes recovered"
-    else
-      fail "$args with bad bytes: exit $rc, stderr $(head -3 "$tmp/err"), out $(head -c 300 "$tmp/out.json")"
-    fi
-  done
-else
-  echo "skipped: invalid UTF-8 checks (no python3 to decode the JSON)"
-fi
+    ok "$1 --json with \\xff\\xfe ESC in a path: exit $rc, valid JSON, bytes recovered"
+  else
+    fail "$1 --json with bad bytes: exit $rc, stderr $(head -3 "$tmp/err"), out $(head -c 300 "$tmp/out.json")"
+  fi
+}
+check_text() {  # NAME: the text in $tmp/out shows $bad escaped, with no ESC byte
+  if grep -q $'\x1b' "$tmp/out"; then
+    fail "$1 printed an ESC byte raw: $(od -c "$tmp/out" | head -3)"
+  elif grep -qF 'lib\xff\xfe\e[31m' "$tmp/out"; then
+    ok "$1 (text): exit $rc, the path shown as $(grep -m1 -oF 'lib\xff\xfe\e[31m' "$tmp/out")"
+  else
+    fail "$1 (text): exit $rc, path not shown: $(head -3 "$tmp/out")"
+  fi
+}
+for cmd in "doctor" "deps" "load" "which" "cudnn-inspect"; do
+  case $cmd in
+    doctor) args=(doctor --no-live) ;;
+    deps) args=(deps "$bad/prog") ;;
+    load) args=(load "$bad/libnot-elf.so") ;;
+    which) args=(which -- "$bad/prog") ;;
+    cudnn-inspect) args=(cudnn inspect "$bad") ;;
+  esac
+  # --json before the positionals (which's command takes the rest of the line).
+  n=$((${#args[@]} - 1))
+  [[ $cmd == doctor ]] && n=${#args[@]}
+  [[ $cmd == which ]] && n=1
+  with_bad_path "${args[@]:0:n}" --json "${args[@]:n}" >"$tmp/out.json" 2>"$tmp/err"
+  rc=$?
+  if ((rc > 3)); then
+    fail "$cmd --json with bad bytes: exit $rc: $(head -3 "$tmp/err")"
+  else
+    check_bytes "$cmd"
+  fi
+  with_bad_path "${args[@]}" >"$tmp/out" 2>&1
+  rc=$?
+  if ((rc > 3)); then
+    fail "$cmd with bad bytes: exit $rc: $(head -3 "$tmp/out")"
+  else
+    check_text "$cmd"
+  fi
+done
 esc=$(printf '%s/esc\x1b]0;pwned\x07\x1b[31m.so' "$tmp")
 printf 'not an ELF file' >"$esc"
 "$dlenv" deps "$esc" >"$tmp/out" 2>&1
