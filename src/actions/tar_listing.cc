@@ -57,7 +57,6 @@ uint32_t mode_bits(std::string_view m) {
   return mode;
 }
 
-
 }  // namespace
 
 Result<std::vector<SourceEntry>> parse_tar_listing(std::string_view text, TarFlavor flavor) {
