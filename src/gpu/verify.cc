@@ -471,30 +471,16 @@ void health_after_problems(const DeviceResult& dev, VerifyResult& r) {
 namespace {
 
 // The checks of run_verify; every step is announced through o.progress.
-void run_checks(const VerifyOptions& o, Clock::time_point t0, VerifyResult& r) {
-  r.cpu_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+// wait_cpu_gemm is called before the first timed GPU work (it may be called again).
+void run_checks(const VerifyOptions& o, const std::function<void()>& wait_cpu_gemm,
+                VerifyResult& r) {
   auto api = load_cuda_api(o.cuda_candidates.empty()
                                ? std::vector<std::string>{"libcuda.so.1", "libcuda.so"}
                                : o.cuda_candidates);
-  // The CPU side runs whatever happens on the GPU: the GPU/CPU ratio needs it. It runs
-  // while the driver loads cuBLAS and creates the context (time spent mostly in the kernel
-  // and in file reads), and is waited for before the GPU's own timed work.
-  r.cpu_gemm_n = o.cpu_gemm_n ? o.cpu_gemm_n : o.full ? 1024 : 512;
-  auto cpu_started = Clock::now();
-  auto cpu_gemm = std::async(std::launch::async, [n = r.cpu_gemm_n, threads = r.cpu_threads] {
-    return cpu_gemm_gflops(n, threads);
-  });
-  auto wait_cpu_gemm = [&r, &cpu_gemm, cpu_started] {
-    if (!cpu_gemm.valid()) return;
-    r.cpu_gemm_gflops = cpu_gemm.get();
-    r.timing_ms["cpu_gemm_done_after"] = ms_since(cpu_started);
-  };
   if (!api) {
     r.no_gpu = true;
     problem(r, "no-nvidia-driver", "error", "no CUDA driver: " + api.error().message,
             "install the NVIDIA driver (`dlenv doctor` explains what is missing)");
-    wait_cpu_gemm();
-    r.wall_ms = ms_since(t0);
     return;
   }
   r.cuda_library = api->path;
@@ -503,8 +489,6 @@ void run_checks(const VerifyOptions& o, Clock::time_point t0, VerifyResult& r) {
     r.no_gpu = e == kCudaErrorNoDevice;
     problem(r, id_for(e), "error", "cuInit failed: " + api->error_text(e) + " (" + api->path + ")",
             "see `dlenv explain " + id_for(e) + "` and run `dlenv doctor`");
-    wait_cpu_gemm();
-    r.wall_ms = ms_since(t0);
     return;
   }
   int count = 0;
@@ -513,8 +497,6 @@ void run_checks(const VerifyOptions& o, Clock::time_point t0, VerifyResult& r) {
     r.no_gpu = true;
     problem(r, "cuda-visible-devices-hides-gpu", "error", "the CUDA driver sees no GPU",
             "check CUDA_VISIBLE_DEVICES and `dlenv doctor`");
-    wait_cpu_gemm();
-    r.wall_ms = ms_since(t0);
     return;
   }
   int major = o.cuda_major > 0 ? o.cuda_major : r.driver_cuda_version / 1000;
@@ -617,8 +599,6 @@ void run_checks(const VerifyOptions& o, Clock::time_point t0, VerifyResult& r) {
     r.devices.push_back(dev);
   }
   wait_dnn();
-  wait_cpu_gemm();
-  r.wall_ms = ms_since(t0);
 }
 
 }  // namespace
@@ -638,8 +618,24 @@ VerifyResult run_verify(const VerifyOptions& given) {
     step_start = Clock::now();
     if (given.progress) given.progress(step);
   };
-  run_checks(o, t0, r);
+  r.cpu_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // The CPU side runs whatever happens on the GPU: the GPU/CPU ratio needs it. It runs
+  // while the driver loads cuBLAS and creates the context (time spent mostly in the kernel
+  // and in file reads), and is waited for before the GPU's own timed work.
+  r.cpu_gemm_n = o.cpu_gemm_n ? o.cpu_gemm_n : o.full ? 1024 : 512;
+  auto cpu_started = Clock::now();
+  auto cpu_gemm = std::async(std::launch::async, [n = r.cpu_gemm_n, threads = r.cpu_threads] {
+    return cpu_gemm_gflops(n, threads);
+  });
+  auto wait_cpu_gemm = [&r, &cpu_gemm, cpu_started] {
+    if (!cpu_gemm.valid()) return;
+    r.cpu_gemm_gflops = cpu_gemm.get();
+    r.timing_ms["cpu_gemm_done_after"] = ms_since(cpu_started);
+  };
+  run_checks(o, wait_cpu_gemm, r);
+  wait_cpu_gemm();
   close_step();
+  r.wall_ms = ms_since(t0);
   return r;
 }
 
