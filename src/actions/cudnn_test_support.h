@@ -83,14 +83,14 @@ struct ArchiveEntry {
   int64_t declared_size = -1;  // -1: content.size()
 };
 
-enum class ArchiveFormat { tar_xz, zip };
+enum class ArchiveFormat { tar_xz, zip, tar };
 
 // Writes `entries` with libarchive's writer.
 inline void write_archive(const std::string& file, ArchiveFormat fmt,
                           const std::vector<ArchiveEntry>& entries) {
   archive* a = archive_write_new();
-  if (fmt == ArchiveFormat::tar_xz) {
-    archive_write_add_filter_xz(a);
+  if (fmt == ArchiveFormat::tar_xz || fmt == ArchiveFormat::tar) {
+    if (fmt == ArchiveFormat::tar_xz) archive_write_add_filter_xz(a);
     archive_write_set_format_pax_restricted(a);
   } else {
     archive_write_set_format_zip(a);
