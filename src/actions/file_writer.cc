@@ -43,6 +43,9 @@ class FaultyNewFile : public NewFile {
     written_ = half_;
     return fault_();
   }
+  Result<void> set_owner(uint32_t uid, uint32_t gid) override {
+    return inner_->set_owner(uid, gid);
+  }
   Result<void> finish() override { return fault_(); }
 
  private:
@@ -77,6 +80,11 @@ Result<void> FaultInjectingWriter::make_symlink(const std::string& path,
 Result<void> FaultInjectingWriter::rename(const std::string& from, const std::string& to) {
   if (auto f = step("rename " + from)) return std::unexpected(*f);
   return inner_.rename(from, to);
+}
+
+Result<void> FaultInjectingWriter::replace_file(const std::string& from, const std::string& to) {
+  if (auto f = step("replace " + to)) return std::unexpected(*f);
+  return inner_.replace_file(from, to);
 }
 
 Result<void> FaultInjectingWriter::remove(const std::string& path) {

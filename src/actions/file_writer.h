@@ -40,6 +40,9 @@ class NewFile {
   virtual ~NewFile() = default;
   // Appends `data`; Error when it would go past the size promised at creation.
   virtual Result<void> write(std::string_view data) = 0;
+  // Gives the file this owner (POSIX fchown; nothing on Windows), as the file it
+  // will replace has: Error when this process may not.
+  virtual Result<void> set_owner(uint32_t uid, uint32_t gid) = 0;
   // Checks that exactly the promised bytes were written, sets the mode and flushes
   // the file and its directory: only then is the file complete.
   virtual Result<void> finish() = 0;
@@ -61,6 +64,11 @@ class FileWriter {
   virtual Result<void> make_symlink(const std::string& path, const std::string& target) = 0;
   // Renames within one file system; Error when `to` exists.
   virtual Result<void> rename(const std::string& from, const std::string& to) = 0;
+  // Renames `from` over the existing regular file `to` in one atomic step (readers
+  // see the old or the new file, never none), then flushes the directory: the
+  // atomic edit of a file (env --persist). Error when `to` is not a regular file.
+  // Not undoable: a transaction does it last.
+  virtual Result<void> replace_file(const std::string& from, const std::string& to) = 0;
   // Removes a file, a symlink (not its target) or an empty directory.
   virtual Result<void> remove(const std::string& path) = 0;
   // Appends `data` to a regular file (created 0600 when missing) and flushes it to
@@ -99,6 +107,7 @@ class FaultInjectingWriter : public FileWriter {
                                                    uint64_t size) override;
   Result<void> make_symlink(const std::string& path, const std::string& target) override;
   Result<void> rename(const std::string& from, const std::string& to) override;
+  Result<void> replace_file(const std::string& from, const std::string& to) override;
   Result<void> remove(const std::string& path) override;
   Result<void> append_durably(const std::string& path, std::string_view data) override;
   bool exists(const std::string& path) const override { return inner_.exists(path); }

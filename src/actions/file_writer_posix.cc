@@ -88,6 +88,16 @@ class PosixNewFile : public NewFile {
     return {};
   }
 
+  Result<void> set_owner(uint32_t uid, uint32_t gid) override {
+    struct stat st {};
+    if (::fstat(file_.get(), &st) == 0 && st.st_uid == uid && st.st_gid == gid) return {};
+    if (::fchown(file_.get(), uid, gid) != 0) {
+      return fail(fmt::format("cannot give {} the owner {}:{} of the file it replaces: {}", host_,
+                              uid, gid, errno_text(errno)));
+    }
+    return {};
+  }
+
   Result<void> finish() override {
     if (written_ != size_) {
       return fail(fmt::format("cannot complete {}: {} bytes were written, {} were declared", host_,
@@ -185,6 +195,25 @@ class PosixFileWriter : public FileWriter {
         return fail(fmt::format("cannot move {} to {}: the destination exists", hf, ht));
       }
       if (e != 0) return fail(fmt::format("cannot move {} to {}: {}", hf, ht, errno_text(e)));
+    }
+    if (auto s = sync_dir(pt->dir, to); !s) return s;
+    if (path_dirname(from) != path_dirname(to)) return sync_dir(pf->dir, from);
+    return {};
+  }
+
+  Result<void> replace_file(const std::string& from, const std::string& to) override {
+    auto pf = parent(from, "move");
+    if (!pf) return std::unexpected(pf.error());
+    auto pt = parent(to, "replace");
+    if (!pt) return std::unexpected(pt.error());
+    struct stat st {};
+    if (::fstatat(pt->dir.get(), pt->name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(st.st_mode)) {
+      return fail(fmt::format("cannot replace {}: not a regular file", host_path(to)));
+    }
+    if (::renameat(pf->dir.get(), pf->name.c_str(), pt->dir.get(), pt->name.c_str()) != 0) {
+      return fail(fmt::format("cannot replace {} with {}: {}", host_path(to), host_path(from),
+                              errno_text(errno)));
     }
     if (auto s = sync_dir(pt->dir, to); !s) return s;
     if (path_dirname(from) != path_dirname(to)) return sync_dir(pf->dir, from);

@@ -55,6 +55,8 @@ class StreamNewFile : public NewFile {
     written_ += data.size();
     return {};
   }
+  Result<void> set_owner(uint32_t, uint32_t) override { return {}; }  // Windows: ACLs, kept by the folder
+
   Result<void> finish() override {
     if (written_ != size_) {
       return fail(fmt::format("cannot complete {}: {} bytes were written, {} were declared", host_,
@@ -125,6 +127,20 @@ class RealFileWriter : public FileWriter {
     }
     sfs::rename(hf, ht, ec);
     if (ec) return fail(fmt::format("cannot move {} to {}: {}", hf, ht, ec.message()));
+    return {};
+  }
+
+  Result<void> replace_file(const std::string& from, const std::string& to) override {
+    const std::string hf = host_path(from), ht = host_path(to);
+    std::error_code ec;
+    if (!sfs::is_regular_file(sfs::symlink_status(ht, ec))) {
+      return fail(fmt::format("cannot replace {}: not a regular file", ht));
+    }
+    // MoveFileEx(MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH): one step.
+    if (!::MoveFileExW(win32::widen(hf).c_str(), win32::widen(ht).c_str(),
+                       MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) {
+      return fail(fmt::format("cannot replace {} with {}: error {}", ht, hf, ::GetLastError()));
+    }
     return {};
   }
 

@@ -31,6 +31,9 @@ class DiesAfter : public FileWriter {
   Result<void> rename(const std::string& a, const std::string& b) override {
     return live() ? inner_.rename(a, b) : dead();
   }
+  Result<void> replace_file(const std::string& a, const std::string& b) override {
+    return live() ? inner_.replace_file(a, b) : dead();
+  }
   Result<void> remove(const std::string& p) override { return live() ? inner_.remove(p) : dead(); }
   Result<void> append_durably(const std::string& p, std::string_view d) override {
     return live() ? inner_.append_durably(p, d) : dead();
