@@ -195,7 +195,9 @@ TEST(EnvPersist, ByteExactAroundTheBlockAtomicKeepingModeAndOwner) {
   sfs::create_symlink("dotfiles/bashrc", root.at("home/me/.bashrc"));
   const std::string target = root.at("home/me/dotfiles/bashrc");
   const bool as_root = ::geteuid() == 0;
-  if (as_root) ASSERT_EQ(::chown(target.c_str(), 4321, 4322), 0);
+  if (as_root) {
+    ASSERT_EQ(::chown(target.c_str(), 4321, 4322), 0);
+  }
   auto fs = make_rooted_filesystem(root.path());
   auto w = make_file_writer(root.path());
   auto owner = [&] {
@@ -213,7 +215,9 @@ TEST(EnvPersist, ByteExactAroundTheBlockAtomicKeepingModeAndOwner) {
   // The user adds a line before and one after the block.
   const std::string edited = "export BEFORE=1\n" + text + "export AFTER=1\n";
   testing::write_file(target, edited, 0600);
-  if (as_root) ASSERT_EQ(::chown(target.c_str(), 4321, 4322), 0);
+  if (as_root) {
+    ASSERT_EQ(::chown(target.c_str(), 4321, 4322), 0);
+  }
   // A second persist replaces only the block.
   ASSERT_TRUE(persist_env_block(*fs, *w, "/home/me/.bashrc", "export CUDA_HOME='/b'\n"));
   text = testing::read_host_file(target);
