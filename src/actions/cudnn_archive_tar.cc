@@ -1,7 +1,8 @@
 // The tar-program archive reader: a listing from `tar -tvf`, member bytes from
 // `tar -xOf ARCHIVE MEMBER...` (stdout streamed piece by piece and split by the
-// listed sizes: no member is ever in memory whole). Nothing is extracted to disk. Used on Windows (the system's tar.exe, bsdtar) and on
-// Linux when libarchive is not installed (bsdtar, else GNU tar).
+// listed sizes: no member is ever in memory whole). Nothing is extracted to disk. Used on Windows
+// (the system's tar.exe, bsdtar) and on Linux when libarchive is not installed (bsdtar, else GNU
+// tar).
 #include <fmt/format.h>
 
 #include <algorithm>

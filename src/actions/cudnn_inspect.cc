@@ -323,11 +323,15 @@ Result<CudnnDistInfo> inspect_cudnn(const CudnnSource& source, const Kb& kb) {
   // CUDA major: the file name, then the libraries' cuBLAS / cuBLASLt.
   std::map<int, std::string> lib_majors;
   auto r = read_libraries(
-      source, info.os == Os::windows ? std::string_view("MZ") : std::string_view("\x7f" "ELF"),
+      source,
+      info.os == Os::windows ? std::string_view("MZ")
+                             : std::string_view("\x7f"
+                                                "ELF"),
       [&](const SourceEntry& e) {
-        info.errors.push_back(e.path + (info.os == Os::windows ? " is not a valid PE DLL"
-                                                               : " is not a valid ELF library") +
-                              ": it does not start like one");
+        info.errors.push_back(
+            e.path +
+            (info.os == Os::windows ? " is not a valid PE DLL" : " is not a valid ELF library") +
+            ": it does not start like one");
       },
       [&](const SourceEntry& e) {
         std::string base = path_basename(e.path);

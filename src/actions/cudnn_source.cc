@@ -58,16 +58,15 @@ Result<void> CudnnSource::read_files(
     const std::function<bool(const SourceEntry&)>& want,
     const std::function<Result<void>(const SourceEntry&, std::string_view)>& visit) const {
   std::string data;
-  return stream_files(want,
-                      [&](const SourceEntry& e, uint64_t offset, std::string_view piece) {
-                        if (offset == 0) {
-                          data.clear();
-                          data.reserve(static_cast<size_t>(e.size));
-                        }
-                        data.append(piece);
-                        if (offset + piece.size() < e.size) return Result<void>{};
-                        return visit(e, data);
-                      });
+  return stream_files(want, [&](const SourceEntry& e, uint64_t offset, std::string_view piece) {
+    if (offset == 0) {
+      data.clear();
+      data.reserve(static_cast<size_t>(e.size));
+    }
+    data.append(piece);
+    if (offset + piece.size() < e.size) return Result<void>{};
+    return visit(e, data);
+  });
 }
 
 namespace {

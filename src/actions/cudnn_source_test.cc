@@ -6,10 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
-
-#include <chrono>
 #include <functional>
 #include <map>
 
@@ -296,8 +295,8 @@ TEST(CudnnSource, SparseAndManyMemberBombsAreRefusedFastInBoundedMemory) {
   }
   ProcessOptions opt;
   opt.timeout = std::chrono::seconds(60);
-  auto made = run_process({"tar", "-C", tmp.path(), "--sparse", "-cf", tmp.at("sparse.tar"), top},
-                          opt);
+  auto made =
+      run_process({"tar", "-C", tmp.path(), "--sparse", "-cf", tmp.at("sparse.tar"), top}, opt);
   ASSERT_TRUE(made && made->exit_code == 0) << (made ? made->err : made.error().message);
   std::filesystem::remove(tmp.at(top + "/lib/libcudnn_ops.so.9.1.0"));
   std::vector<ArchiveEntry> many = {{top, "", ArchiveEntry::dir, "", 0755}};
@@ -318,8 +317,7 @@ TEST(CudnnSource, SparseAndManyMemberBombsAreRefusedFastInBoundedMemory) {
       const uint64_t rss_before = peak_rss();
       const auto t0 = std::chrono::steady_clock::now();
       auto src = open();
-      const double s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       ASSERT_FALSE(src) << c.file;
       EXPECT_NE(src.error().message.find(c.expect), std::string::npos) << src.error().message;
       EXPECT_LT(s, 5.0) << c.file;

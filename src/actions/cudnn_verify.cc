@@ -14,6 +14,7 @@
 #include "platform/process.h"
 #include "probe/loader_model.h"
 #include "probe/loader_model_win.h"
+#include "probe/nvidia_companions.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -70,13 +71,27 @@ bool needed_by_cudnn(const LoadTree& tree, const LoadedObject& obj) {
 void report_model(const ProbeContext& ctx, const CudnnVerifyRequest& req, const LoadTree& tree,
                   const std::string& main, CudnnVerifyResult& r) {
   std::set<std::string> reported;
+  const std::string driver = to_lower(cuda_driver_companion("", ctx.os).name);
   int resolved = 0;
   const std::string lib_real = ctx.fs.real_path(req.lib_dir).value_or(req.lib_dir);
   for (const auto& obj : tree.objects) {
     const std::string base = path_basename(obj.name);
-    const bool cudnn = starts_with(to_lower(base), "libcudnn") || starts_with(to_lower(base), "cudnn");
+    const bool cudnn =
+        starts_with(to_lower(base), "libcudnn") || starts_with(to_lower(base), "cudnn");
     if (!obj.path) {
       if (!needed_by_cudnn(tree, obj) || !reported.insert(to_lower(base)).second) continue;
+      // Windows's own DLLs (KnownDLLs, API sets) are part of every Windows; a root that
+      // holds only a toolkit lacks them.
+      if (obj.rule == SearchRule::known_dll || obj.rule == SearchRule::api_set) continue;
+      if (to_lower(base) == driver) {
+        // The driver belongs to the machine that runs cuDNN, not to the toolkit: a
+        // build machine or a container image without it is a good install.
+        r.notes.push_back(
+            fmt::format("{} (the NVIDIA driver's library) is not on this system: "
+                        "cuDNN needs it to run, not to be installed",
+                        base));
+        continue;
+      }
       r.errors.push_back(fmt::format(
           "{} ({} {}) is found nowhere on the search path{}: {}", base,
           obj.companion ? "loaded at run time by" : "needed by",
@@ -116,9 +131,10 @@ void check_model(const ProbeContext& ctx, const CudnnVerifyRequest& req, const s
     settings.companion_strings = false;  // the sub-libraries are hundreds of MB
     tree = model_linux_load(ctx.fs, ctx.kb, main, settings);
   } else {
-    // The DLL's own folder is searched for its imports, then PATH (as for a program
-    // that loads it by full path; zlibwapi.dll of cuDNN 8.3+ is one of its companions).
+    // The toolkit's bin folder first on PATH, then PATH (as the real load's child has
+    // them; zlibwapi.dll of cuDNN 8.3+ is one of the companions searched there).
     WindowsLoaderSettings settings;
+    settings.path.push_back(req.lib_dir);
     for (const auto& p : split(ctx.env.get("PATH").value_or(""), ';')) {
       if (!p.empty()) settings.path.push_back(windows_logical_path(p));
     }
@@ -146,8 +162,8 @@ void check_real_load(const ProbeContext& ctx, const CudnnVerifyRequest& req,
   }
   std::vector<std::string> files;
   for (const auto& l : libs) files.push_back(ctx.fs.host_path(path_join(req.lib_dir, l)));
-  auto got = load_check_in_child(req.load_check_command, files,
-                                 ctx.fs.host_path(req.lib_dir), ctx.os);
+  auto got =
+      load_check_in_child(req.load_check_command, files, ctx.fs.host_path(req.lib_dir), ctx.os);
   if (!got) {
     r.errors.push_back("the real load could not run: " + got.error().message);
     return;
@@ -158,9 +174,9 @@ void check_real_load(const ProbeContext& ctx, const CudnnVerifyRequest& req,
     if (auto colon = got->error.find(": cannot open shared object file");
         colon != std::string::npos) {
       const std::string missing = got->error.substr(0, colon);
-      advice = fmt::format(" ({} is missing: {})", missing,
-                           missing_file_advice(ctx.kb, path_basename(missing), ctx.os,
-                                               req.lib_dir));
+      advice =
+          fmt::format(" ({} is missing: {})", missing,
+                      missing_file_advice(ctx.kb, path_basename(missing), ctx.os, req.lib_dir));
     }
     r.errors.push_back(fmt::format("loading {} failed: {}{}", got->failed, got->error, advice));
     return;
@@ -171,10 +187,10 @@ void check_real_load(const ProbeContext& ctx, const CudnnVerifyRequest& req,
                                    req.version.truncated(3).str()));
     return;
   }
-  r.verified.push_back(fmt::format("loaded for real ({} files, {} first on the search path): "
-                                   "cudnnGetVersion() = {}",
-                                   got->loaded.size(), display_path(req.lib_dir, ctx.os),
-                                   got->version->str()));
+  r.verified.push_back(
+      fmt::format("loaded for real ({} files, {} first on the search path): "
+                  "cudnnGetVersion() = {}",
+                  got->loaded.size(), display_path(req.lib_dir, ctx.os), got->version->str()));
 }
 
 }  // namespace
@@ -234,7 +250,8 @@ std::string missing_file_advice(const Kb& kb, const std::string& name, Os os,
         "installer or the distribution's {} package), or put the folder that has it first on "
         "{}",
         lib->second, lib->first, lib->second, here,
-        os == Os::windows ? "cuda" : "lib" + to_lower(lib->first) + "-" + std::to_string(lib->second) + "-*",
+        os == Os::windows ? "cuda"
+                          : "lib" + to_lower(lib->first) + "-" + std::to_string(lib->second) + "-*",
         os == Os::windows ? "PATH" : "LD_LIBRARY_PATH");
   }
   if (lower == "libz.so.1") return "it is zlib: install it (apt install zlib1g / dnf install zlib)";

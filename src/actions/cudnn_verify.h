@@ -5,8 +5,9 @@
 //     Linux and Windows names) is there, and the main library's version agrees;
 //   - the loader model resolves the library, its sub-libraries and their
 //     dependencies with the toolkit's own library directory first on the search
-//     path (Linux: LD_LIBRARY_PATH; Windows: the DLL's folder, then PATH; cuDNN 8.3+
-//     on Windows: zlibwapi.dll too), so only a genuinely missing file fails;
+//     path (Linux: LD_LIBRARY_PATH; Windows: PATH; cuDNN 8.3+ on Windows: zlibwapi.dll
+//     too), so only a genuinely missing file fails (the driver's library and Windows's
+//     own DLLs belong to the machine, not to the install: they are not required);
 //   - on the live system, a real load of the library and each sub-library in a child
 //     process (foreign code never runs inside dlenv): dlenv itself with the hidden
 //     `cudnn load-check` subcommand, the toolkit's library directory first on
@@ -25,8 +26,8 @@
 namespace dlenv {
 
 struct CudnnVerifyRequest {
-  Version version;        // what was installed
-  std::string toolkit;    // its real path
+  Version version;          // what was installed
+  std::string toolkit;      // its real path
   std::string include_dir;  // where cudnn_version.h went ("" when it is not installed)
   std::string lib_dir;      // where the main library went
   // The real-load child's command (dlenv's own path, "cudnn", "load-check"); empty:

@@ -9,20 +9,21 @@
 #include "util/strings.h"
 
 namespace dlenv {
-namespace {
 
-const char* const kBegin =
+const char* const kEnvBlockBegin =
     "# >>> dlenv env (written by `dlenv env --persist`; `--undo` removes it) >>>";
-const char* const kEnd = "# <<< dlenv env <<<";
+const char* const kEnvBlockEnd = "# <<< dlenv env <<<";
+
+namespace {
 
 // `text` without the dlenv block (markers included).
 std::string strip_block(const std::string& text, bool* found) {
   *found = false;
-  size_t b = text.find(kBegin);
+  size_t b = text.find(kEnvBlockBegin);
   if (b == std::string::npos) return text;
-  size_t e = text.find(kEnd, b);
+  size_t e = text.find(kEnvBlockEnd, b);
   if (e == std::string::npos) return text;
-  e += std::string_view(kEnd).size();
+  e += std::string_view(kEnvBlockEnd).size();
   if (e < text.size() && text[e] == '\n') ++e;
   *found = true;
   return text.substr(0, b) + text.substr(e);
@@ -259,7 +260,7 @@ Result<PersistResult> persist_env_block(const FileSystem& fs, FileWriter& w, con
   PersistResult r;
   const std::string file = rc_target(fs, rc);
   r.file = file;
-  const std::string block = std::string(kBegin) + "\n" + commands + kEnd + "\n";
+  const std::string block = std::string(kEnvBlockBegin) + "\n" + commands + kEnvBlockEnd + "\n";
   const std::string backup = file + ".dlenv-backup";
   Transaction tx(w);
   auto st = fs.stat(file);

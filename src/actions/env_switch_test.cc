@@ -207,9 +207,8 @@ TEST(EnvPersist, ByteExactAroundTheBlockAtomicKeepingModeAndOwner) {
   };
   const auto owner_before = owner();
   ASSERT_TRUE(persist_env_block(*fs, *w, "/home/me/.bashrc", "export CUDA_HOME='/a'\n"));
-  const std::string block = "# >>> dlenv env >>>";
   std::string text = testing::read_host_file(target);
-  const size_t at = text.find(block);
+  const size_t at = text.find(kEnvBlockBegin);
   ASSERT_NE(at, std::string::npos) << text;
   EXPECT_EQ(text.substr(0, at), original);
   // The user adds a line before and one after the block.
@@ -223,7 +222,7 @@ TEST(EnvPersist, ByteExactAroundTheBlockAtomicKeepingModeAndOwner) {
   text = testing::read_host_file(target);
   EXPECT_EQ(text.find("'/a'"), std::string::npos);
   EXPECT_EQ(text.substr(0, 16 + original.size()), "export BEFORE=1\n" + original);
-  EXPECT_TRUE(text.ends_with("# <<< dlenv env <<<\n")) << text;
+  EXPECT_TRUE(text.ends_with(std::string(kEnvBlockEnd) + "\n")) << text;
   EXPECT_NE(text.find("export AFTER=1\n"), std::string::npos);
   EXPECT_EQ(sfs::status(target).permissions(), sfs::perms(0600));
   EXPECT_EQ(owner(), owner_before);

@@ -73,10 +73,10 @@ class PosixNewFile : public NewFile {
 
   Result<void> write(std::string_view data) override {
     if (data.size() > size_ - written_) {
-      return fail(fmt::format(
-          "cannot write {}: more than the {} bytes its source declared (the source is "
-          "corrupt or changed while being read)",
-          host_, size_));
+      return fail(
+          fmt::format("cannot write {}: more than the {} bytes its source declared (the source is "
+                      "corrupt or changed while being read)",
+                      host_, size_));
     }
     for (size_t done = 0; done < data.size();) {
       ssize_t n = ::write(file_.get(), data.data() + done, data.size() - done);
@@ -112,8 +112,7 @@ class PosixNewFile : public NewFile {
 
  private:
   std::unexpected<Error> failed(const char* what) const {
-    return fail(
-        fmt::format("cannot {} {} ({} bytes): {}", what, host_, size_, errno_text(errno)));
+    return fail(fmt::format("cannot {} {} ({} bytes): {}", what, host_, size_, errno_text(errno)));
   }
   Fd dir_;
   std::string name_;

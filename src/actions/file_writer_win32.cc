@@ -55,7 +55,9 @@ class StreamNewFile : public NewFile {
     written_ += data.size();
     return {};
   }
-  Result<void> set_owner(uint32_t, uint32_t) override { return {}; }  // Windows: ACLs, kept by the folder
+  Result<void> set_owner(uint32_t, uint32_t) override {
+    return {};
+  }  // Windows: ACLs, kept by the folder
 
   Result<void> finish() override {
     if (written_ != size_) {

@@ -306,8 +306,7 @@ TEST(FileWriterPosix, NewFilesHoldExactlyTheDeclaredBytes) {
     ASSERT_TRUE((*f)->write("123"));
     auto done = (*f)->finish();
     ASSERT_FALSE(done);
-    EXPECT_NE(done.error().message.find("3 bytes were written, 8 were declared"),
-              std::string::npos)
+    EXPECT_NE(done.error().message.find("3 bytes were written, 8 were declared"), std::string::npos)
         << done.error().message;
   }
   EXPECT_FALSE(sfs::exists(t.root.at("tk/short")));  // not finished: removed

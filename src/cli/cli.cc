@@ -253,10 +253,9 @@ int run_doctor(const CommonOptions& co, const DoctorOptions& o, std::ostream& ou
   facts.tool_version = version_number();
   facts.root = co.root;
   for (const auto& t : find_interrupted_transactions(ctx)) {
-    facts.interrupted_changes.push_back({display_path(t.toolkit, ctx.os),
-                                         display_path(t.journal, ctx.os),
-                                         describe_pending(t.pending),
-                                         recover_command(t.toolkit, ctx.os)});
+    facts.interrupted_changes.push_back(
+        {display_path(t.toolkit, ctx.os), display_path(t.journal, ctx.os),
+         describe_pending(t.pending), recover_command(t.toolkit, ctx.os)});
   }
   auto findings = run_rules(facts, *setup->kb, setup->os);
   attach_plan_fixes(facts, *setup->kb, findings);

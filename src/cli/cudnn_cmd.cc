@@ -8,8 +8,8 @@
 #include <tuple>
 
 #include "actions/cudnn_install.h"
-#include "cli/cli.h"
 #include "actions/cudnn_verify.h"
+#include "cli/cli.h"
 #include "cli/kill_point.h"
 #include "cli/self_exe.h"
 #include "util/strings.h"
@@ -234,8 +234,8 @@ int install(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
     err << "dlenv cudnn install: not confirmed; nothing was changed (re-run with --yes)\n";
     return kExitFindings;
   }
-  auto r = execute_cudnn_install(ctx, **src, *plan, *writer,
-                                 {self_executable(), "cudnn", "load-check"});
+  auto r =
+      execute_cudnn_install(ctx, **src, *plan, *writer, {self_executable(), "cudnn", "load-check"});
   out << (o.common.json ? render_install_json(*plan, &r, false, setup->os)
                         : render_install_result_text(r));
   return r.installed ? kExitOk : kExitFindings;

@@ -5,14 +5,13 @@
 // toolkit tree (paths, bytes, modes, link targets) must be exactly the state before
 // or after. And two installs at once into one toolkit: the lock serialises them.
 #include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "actions/cudnn_test_support.h"

@@ -37,7 +37,8 @@ Result<uint64_t> stream_file_beneath(const std::string& dir, const std::string& 
   std::string buf(1u << 20, '\0');
   uint64_t got = 0;
   while (got < max_bytes) {
-    in.read(buf.data(), static_cast<std::streamsize>(std::min<uint64_t>(buf.size(), max_bytes - got)));
+    in.read(buf.data(),
+            static_cast<std::streamsize>(std::min<uint64_t>(buf.size(), max_bytes - got)));
     const auto n = static_cast<size_t>(in.gcount());
     if (n == 0) break;
     if (auto r = piece(got, std::string_view(buf.data(), n)); !r) return std::unexpected(r.error());

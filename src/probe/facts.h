@@ -152,9 +152,9 @@ struct ProbeTiming {
 // The journal is read by actions/transaction.h, beside its writer; the cli fills these
 // in for doctor.
 struct InterruptedChange {
-  std::string toolkit;      // real path, as shown
-  std::string journal;      // as shown
-  std::string description;  // "cudnn-install of cuDNN 9.1.0.70 by process 1234"
+  std::string toolkit;          // real path, as shown
+  std::string journal;          // as shown
+  std::string description;      // "cudnn-install of cuDNN 9.1.0.70 by process 1234"
   std::string recover_command;  // "dlenv cudnn recover --toolkit /usr/local/cuda-12.4"
 };
 

@@ -568,8 +568,8 @@ void toolkit_change_interrupted(const Ctx& c, Findings& out) {
                      "dlenv's change to " + i.toolkit + " was interrupted (" + i.description +
                          "): the toolkit may hold part of it");
     x.evidence.push_back(ev("the journal of the change is still there", i.journal));
-    x.fix.push_back(step("finish or roll back the change exactly, as its journal says",
-                         i.recover_command));
+    x.fix.push_back(
+        step("finish or roll back the change exactly, as its journal says", i.recover_command));
     out.push_back(std::move(x));
   }
 }

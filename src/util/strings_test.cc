@@ -18,8 +18,8 @@ TEST(ParseByteSize, NumbersAndBinaryUnits) {
 }
 
 TEST(ParseByteSize, RefusesWhatIsNotASize) {
-  for (const char* bad : {"", "G", "-1", "1.5G", "12X", "1 G", "99999999999999999999",
-                          "17179869184T"}) {
+  for (const char* bad :
+       {"", "G", "-1", "1.5G", "12X", "1 G", "99999999999999999999", "17179869184T"}) {
     EXPECT_FALSE(parse_byte_size(bad)) << bad;
   }
 }
