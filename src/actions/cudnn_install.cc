@@ -525,11 +525,11 @@ Result<CudnnInstallPlan> plan_cudnn_install(const ProbeContext& ctx, const Cudnn
 namespace {
 
 void verify_install(const ProbeContext& ctx, const CudnnInstallPlan& plan,
-                    const std::vector<std::string>& load_check_command, CudnnInstallResult& r) {
+                    const LoadChecker& load_check, CudnnInstallResult& r) {
   CudnnVerifyRequest req;
   req.version = *plan.dist.version;
   req.toolkit = plan.toolkit_real;
-  req.load_check_command = load_check_command;
+  req.load_check = load_check;
   const auto libs = ctx.kb.cudnn_library_files(req.version.major(), ctx.os);
   for (const auto& s : plan.steps) {
     const std::string base = path_basename(s.dest);
@@ -598,7 +598,7 @@ std::string install_manifest_json(const CudnnInstallPlan& plan,
 
 CudnnInstallResult execute_cudnn_install(const ProbeContext& ctx, const CudnnSource& source,
                                          const CudnnInstallPlan& plan, FileWriter& w,
-                                         const std::vector<std::string>& load_check_command) {
+                                         const LoadChecker& load_check) {
   CudnnInstallResult r;
   if (!plan.ok()) {
     r.failure = "the plan has blockers: " + join(plan.blockers, "; ");
@@ -692,7 +692,7 @@ CudnnInstallResult execute_cudnn_install(const ProbeContext& ctx, const CudnnSou
     return abort("writing the manifest", x.error());
   }
   // 5. Verify; a failed verification undoes the install too.
-  verify_install(ctx, plan, load_check_command, r);
+  verify_install(ctx, plan, load_check, r);
   if (!r.verify_errors.empty()) {
     return abort("verification", Error{join(r.verify_errors, "; ")});
   }

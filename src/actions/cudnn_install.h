@@ -26,6 +26,7 @@
 
 #include "actions/cudnn_inspect.h"
 #include "actions/cudnn_source.h"
+#include "actions/cudnn_verify.h"
 #include "actions/file_writer.h"
 #include "actions/transaction.h"
 #include "platform/process_modules.h"
@@ -90,11 +91,11 @@ struct CudnnInstallResult {
   std::vector<std::string> notes;  // ldconfig, LD_LIBRARY_PATH advice, restart advice
 };
 
-// Carries out a plan (which must be ok()). `load_check_command`: how the real load of
-// the verification runs in a child process (cudnn_verify.h; empty: no real load).
+// Carries out a plan (which must be ok()). `load_check`: the real load of the
+// verification (cudnn_verify.h; empty: no real load).
 CudnnInstallResult execute_cudnn_install(const ProbeContext& ctx, const CudnnSource& source,
                                          const CudnnInstallPlan& plan, FileWriter& writer,
-                                         const std::vector<std::string>& load_check_command = {});
+                                         const LoadChecker& load_check = {});
 
 struct CudnnUninstallResult {
   bool removed = false;

@@ -156,14 +156,13 @@ void check_real_load(const ProbeContext& ctx, const CudnnVerifyRequest& req,
     r.verified.push_back("not loaded for real (under --root)");
     return;
   }
-  if (req.load_check_command.empty()) {
+  if (!req.load_check) {
     r.notes.push_back("not loaded for real (no load-check program)");
     return;
   }
   std::vector<std::string> files;
   for (const auto& l : libs) files.push_back(ctx.fs.host_path(path_join(req.lib_dir, l)));
-  auto got =
-      load_check_in_child(req.load_check_command, files, ctx.fs.host_path(req.lib_dir), ctx.os);
+  auto got = req.load_check(files, ctx.fs.host_path(req.lib_dir));
   if (!got) {
     r.errors.push_back("the real load could not run: " + got.error().message);
     return;
@@ -314,6 +313,13 @@ Result<LoadCheckResult> load_check_in_child(const std::vector<std::string>& comm
     r.version = Version::parse(doc["version"].get<std::string>());
   }
   return r;
+}
+
+LoadChecker child_load_checker(std::vector<std::string> command, Os os) {
+  return [command = std::move(command), os](const std::vector<std::string>& files,
+                                            const std::string& first_dir) {
+    return load_check_in_child(command, files, first_dir, os);
+  };
 }
 
 }  // namespace dlenv

@@ -15,6 +15,7 @@
 // Each failure names the missing file and where to get it.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,14 +26,24 @@
 
 namespace dlenv {
 
+struct LoadCheckResult {
+  std::vector<std::string> loaded;
+  std::string failed;  // the file whose load failed ("" when all loaded)
+  std::string error;   // the loader's message
+  std::optional<Version> version;
+};
+// The real load of `files` (the main library first) with `first_dir` first on the
+// loader's search path, in another process: foreign code never runs inside dlenv.
+// The CLI gives child_load_checker (dlenv's own `cudnn load-check`); tests give fakes.
+using LoadChecker = std::function<Result<LoadCheckResult>(const std::vector<std::string>& files,
+                                                          const std::string& first_dir)>;
+
 struct CudnnVerifyRequest {
   Version version;          // what was installed
   std::string toolkit;      // its real path
   std::string include_dir;  // where cudnn_version.h went ("" when it is not installed)
   std::string lib_dir;      // where the main library went
-  // The real-load child's command (dlenv's own path, "cudnn", "load-check"); empty:
-  // no real load.
-  std::vector<std::string> load_check_command;
+  LoadChecker load_check;   // empty: no real load
 };
 
 struct CudnnVerifyResult {
@@ -57,16 +68,12 @@ std::string missing_file_advice(const Kb& kb, const std::string& name, Os os,
 // the first that fails. JSON: {"loaded":[...], "failed":F, "error":E, "version":V}.
 std::string run_load_check(const std::vector<std::string>& files);
 
-struct LoadCheckResult {
-  std::vector<std::string> loaded;
-  std::string failed;  // the file whose load failed ("" when all loaded)
-  std::string error;   // the loader's message
-  std::optional<Version> version;
-};
 // The real load, parent side: `command` + files, in a child process whose
 // LD_LIBRARY_PATH (Linux) or PATH (Windows) starts with `first_dir`.
 Result<LoadCheckResult> load_check_in_child(const std::vector<std::string>& command,
                                             const std::vector<std::string>& files,
                                             const std::string& first_dir, Os os);
+// The LoadChecker that runs load_check_in_child with `command` for `os`.
+LoadChecker child_load_checker(std::vector<std::string> command, Os os);
 
 }  // namespace dlenv

@@ -234,8 +234,9 @@ int install(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
     err << "dlenv cudnn install: not confirmed; nothing was changed (re-run with --yes)\n";
     return kExitFindings;
   }
-  auto r =
-      execute_cudnn_install(ctx, **src, *plan, *writer, {self_executable(), "cudnn", "load-check"});
+  auto r = execute_cudnn_install(
+      ctx, **src, *plan, *writer,
+      child_load_checker({self_executable(), "cudnn", "load-check"}, setup->os));
   out << (o.common.json ? render_install_json(*plan, &r, false, setup->os)
                         : render_install_result_text(r));
   return r.installed ? kExitOk : kExitFindings;
