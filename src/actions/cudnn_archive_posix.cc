@@ -146,21 +146,20 @@ SourceEntryType entry_type(const LibArchive& la, archive_entry* e) {
 class ArchiveSource : public CudnnSource {
  public:
   ArchiveSource(std::shared_ptr<const LibArchive> la, std::string file,
-                std::vector<SourceEntry> entries, SourceLimits limits)
-      : la_(std::move(la)), file_(std::move(file)), entries_(std::move(entries)), limits_(limits) {
+                std::vector<SourceEntry> entries)
+      : la_(std::move(la)), file_(std::move(file)), entries_(std::move(entries)) {
     for (size_t i = 0; i < entries_.size(); ++i) by_raw_[entries_[i].raw_path] = i;
   }
   std::string description() const override { return "archive " + file_; }
   std::string file_name() const override { return path_basename(file_); }
   const std::vector<SourceEntry>& entries() const override { return entries_; }
 
-  Result<void> read_files(const std::function<bool(const SourceEntry&)>& want,
-                          const std::function<Result<void>(const SourceEntry&, std::string_view)>&
-                              visit) const override {
+  Result<void> stream_files(const std::function<bool(const SourceEntry&)>& want,
+                            const FilePieceVisitor& visit) const override {
     auto a = open_reader(la_, file_);
     if (!a) return std::unexpected(a.error());
     archive_entry* ae = nullptr;
-    std::string data;
+    std::string buf(1u << 20, '\0');
     for (;;) {
       int r = la_->next_header(a->get(), &ae);
       if (r == ARCHIVE_EOF) break;
@@ -169,24 +168,30 @@ class ArchiveSource : public CudnnSource {
       if (it == by_raw_.end()) continue;  // the top directory or a skipped entry
       const SourceEntry& e = entries_[it->second];
       if (e.type != SourceEntryType::file || !want(e)) continue;
-      // The bytes must not exceed what the header promised (nor the limit).
-      const uint64_t cap = la_->size_is_set(ae) ? e.size : limits_.max_entry_bytes;
-      data.clear();
-      char buf[1 << 16];
+      // Exactly the bytes the header promised (which the limits have checked).
+      uint64_t at = 0;
       for (;;) {
-        la_ssize_t n = la_->read_data(a->get(), buf, sizeof buf);
+        la_ssize_t n = la_->read_data(a->get(), buf.data(), buf.size());
         if (n == 0) break;
         if (n < 0) return error_here(a->get(), "reading " + e.raw_path);
-        if (data.size() + static_cast<uint64_t>(n) > cap) {
+        if (at + static_cast<uint64_t>(n) > e.size) {
           return fail(
               fmt::format("{}: {} holds more data than its header says ({} bytes): the "
                           "archive is corrupt; download it again",
                           file_, e.raw_path, e.size));
         }
-        data.append(buf, static_cast<size_t>(n));
+        auto v = visit(e, at, std::string_view(buf.data(), static_cast<size_t>(n)));
+        if (!v) return v;
+        at += static_cast<uint64_t>(n);
       }
-      auto v = visit(e, data);
-      if (!v) return v;
+      if (at != e.size) {
+        return fail(fmt::format(
+            "{}: {} holds {} bytes, its header says {}: the archive is damaged; download it again",
+            file_, e.raw_path, at, e.size));
+      }
+      if (e.size == 0) {
+        if (auto v = visit(e, 0, {}); !v) return v;
+      }
     }
     return {};
   }
@@ -201,7 +206,6 @@ class ArchiveSource : public CudnnSource {
   std::shared_ptr<const LibArchive> la_;
   std::string file_;
   std::vector<SourceEntry> entries_;
-  SourceLimits limits_;
   std::map<std::string, size_t> by_raw_;
 };
 
@@ -247,7 +251,7 @@ Result<std::unique_ptr<CudnnSource>> open_loaded(std::shared_ptr<const LibArchiv
   auto checked = check_source_entries(std::move(raw), "archive " + file, limits);
   if (!checked) return std::unexpected(checked.error());
   return std::unique_ptr<CudnnSource>(
-      new ArchiveSource(std::move(la_ptr), file, std::move(*checked), limits));
+      new ArchiveSource(std::move(la_ptr), file, std::move(*checked)));
 }
 
 }  // namespace

@@ -1,11 +1,13 @@
 // The tar-program archive reader: a listing from `tar -tvf`, member bytes from
-// `tar -xOf ARCHIVE MEMBER...` (stdout, split by the listed sizes). Nothing is
-// extracted to disk. Used on Windows (the system's tar.exe, bsdtar) and on
-// Linux when libarchive is not installed (bsdtar, else GNU tar).
+// `tar -xOf ARCHIVE MEMBER...` (stdout streamed piece by piece and split by the
+// listed sizes: no member is ever in memory whole). Nothing is extracted to disk. Used on Windows
+// (the system's tar.exe, bsdtar) and on Linux when libarchive is not installed (bsdtar, else GNU
+// tar).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "actions/cudnn_source.h"
 #include "platform/process.h"
@@ -25,9 +27,8 @@ class TarProgramSource : public CudnnSource {
   std::string file_name() const override { return path_basename(file_); }
   const std::vector<SourceEntry>& entries() const override { return entries_; }
 
-  Result<void> read_files(const std::function<bool(const SourceEntry&)>& want,
-                          const std::function<Result<void>(const SourceEntry&, std::string_view)>&
-                              visit) const override {
+  Result<void> stream_files(const std::function<bool(const SourceEntry&)>& want,
+                            const FilePieceVisitor& visit) const override {
     std::vector<const SourceEntry*> batch;
     uint64_t batch_bytes = 0;
     auto flush = [&]() -> Result<void> {
@@ -50,9 +51,8 @@ class TarProgramSource : public CudnnSource {
   }
 
  private:
-  Result<void> read_batch(
-      const std::vector<const SourceEntry*>& batch, uint64_t total,
-      const std::function<Result<void>(const SourceEntry&, std::string_view)>& visit) const {
+  Result<void> read_batch(const std::vector<const SourceEntry*>& batch, uint64_t total,
+                          const FilePieceVisitor& visit) const {
     // -P: names exactly as stored (GNU tar would strip a leading '/' otherwise).
     std::vector<std::string> argv = {tar_.path, "-P", "-xOf", file_};
     for (const auto* e : batch) {
@@ -67,11 +67,45 @@ class TarProgramSource : public CudnnSource {
       }
       argv.push_back(e->raw_path);
     }
+    // The output is the members one after the other: each piece goes to the member
+    // it belongs to by the listed sizes; a byte past the total stops the program.
+    size_t member = 0;
+    uint64_t at = 0, written = 0;
+    std::optional<Error> failed;
+    auto deliver = [&](std::string_view data) -> bool {
+      if (written + data.size() > total) {
+        failed = Error{fmt::format(
+            "{}: {} wrote more than the {} bytes the listed sizes of its members add up to (the "
+            "archive is damaged, or the program changed the bytes); download it again or "
+            "extract it and pass the directory",
+            file_, tar_.path, total)};
+        return false;
+      }
+      written += data.size();
+      while (member < batch.size() && (!data.empty() || batch[member]->size == 0)) {
+        const SourceEntry& e = *batch[member];
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(e.size - at, data.size()));
+        if (n > 0 || e.size == 0) {
+          if (auto v = visit(e, at, data.substr(0, n)); !v) {
+            failed = v.error();
+            return false;
+          }
+        }
+        at += n;
+        data.remove_prefix(n);
+        if (at == e.size) {
+          ++member;
+          at = 0;
+        }
+      }
+      return true;
+    };
     ProcessOptions opt;
     opt.timeout = std::chrono::minutes(10);
-    opt.max_output = static_cast<size_t>(total) + 1;
+    opt.on_stdout = deliver;
     auto run = run_process(argv, opt);
     if (!run) return std::unexpected(run.error());
+    if (failed) return std::unexpected(*failed);
     if (run->timed_out) {
       return fail(fmt::format("{}: {} -xOf did not finish within 10 minutes", file_, tar_.path));
     }
@@ -79,19 +113,14 @@ class TarProgramSource : public CudnnSource {
       return fail(fmt::format("{}: {} -xOf failed (exit {}): {}", file_, tar_.path, run->exit_code,
                               trim(run->err)));
     }
-    if (run->out.size() != total) {
+    // Members at the end with nothing (left) to deliver: 0-byte files.
+    if (!deliver({})) return std::unexpected(*failed);
+    if (written != total || member != batch.size()) {
       return fail(fmt::format(
           "{}: {} wrote {} bytes for members whose listed sizes add up to {} (the archive is "
           "damaged, or the program changed the bytes); download it again or extract it and "
           "pass the directory",
-          file_, tar_.path, run->out.size(), total));
-    }
-    std::string_view all = run->out;
-    size_t at = 0;
-    for (const auto* e : batch) {
-      auto r = visit(*e, all.substr(at, static_cast<size_t>(e->size)));
-      if (!r) return r;
-      at += static_cast<size_t>(e->size);
+          file_, tar_.path, written, total));
     }
     return {};
   }

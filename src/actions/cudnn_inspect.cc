@@ -69,6 +69,37 @@ std::optional<std::pair<std::string, int>> cuda_lib(const Kb& kb, const std::str
   return std::nullopt;
 }
 
+// read_files for the library files `want` picks, except that a file whose first
+// bytes are not `magic` is reported to `not_library` and never gathered: a file
+// posing as a library (a run of zeros, a sparse-file bomb) costs no memory.
+Result<void> read_libraries(
+    const CudnnSource& source, std::string_view magic,
+    const std::function<void(const SourceEntry&)>& not_library,
+    const std::function<bool(const SourceEntry&)>& want,
+    const std::function<Result<void>(const SourceEntry&, std::string_view)>& visit) {
+  std::string data;
+  bool skip = false;
+  return source.stream_files(
+      want, [&](const SourceEntry& e, uint64_t offset, std::string_view piece) -> Result<void> {
+        if (offset == 0) {
+          data.clear();
+          skip = false;
+        }
+        if (skip) return {};
+        data.append(piece);
+        const bool done = offset + piece.size() == e.size;
+        if (data.size() < magic.size() && !done) return {};
+        if (!starts_with(data, magic)) {
+          skip = true;
+          data.clear();
+          data.shrink_to_fit();
+          not_library(e);
+          return {};
+        }
+        return done ? visit(e, data) : Result<void>{};
+      });
+}
+
 // "cublasLt64_12.dll" strings in a DLL's bytes (cuDNN 9 loads cuBLASLt by name).
 std::vector<std::string> find_dll_names(std::string_view bytes, const std::string& prefix) {
   std::vector<std::string> out;
@@ -292,7 +323,17 @@ Result<CudnnDistInfo> inspect_cudnn(const CudnnSource& source, const Kb& kb) {
 
   // CUDA major: the file name, then the libraries' cuBLAS / cuBLASLt.
   std::map<int, std::string> lib_majors;
-  auto r = source.read_files(
+  auto r = read_libraries(
+      source,
+      info.os == Os::windows ? std::string_view("MZ")
+                             : std::string_view("\x7f"
+                                                "ELF"),
+      [&](const SourceEntry& e) {
+        info.errors.push_back(
+            e.path +
+            (info.os == Os::windows ? " is not a valid PE DLL" : " is not a valid ELF library") +
+            ": it does not start like one");
+      },
       [&](const SourceEntry& e) {
         std::string base = path_basename(e.path);
         return is_cudnn_name(base) &&

@@ -9,7 +9,7 @@
 #include <regex>
 #include <set>
 
-#include "binfmt/pe.h"
+#include "actions/cudnn_verify.h"
 #include "platform/process.h"
 #include "probe/loader_model.h"
 #include "util/safe_text.h"
@@ -100,23 +100,6 @@ std::vector<ToolkitLocation> find_cuda_toolkits(const ProbeContext& ctx) {
 
 namespace {
 
-// "9.0.0" from libcudnn_ops.so.9.0.0, or the DLL's version resource.
-std::string file_version_text(const FileSystem& fs, const std::string& path) {
-  static const std::regex so_re(R"(.*\.so\.(\d+\.\d+\.\d+))");
-  std::string real = fs.real_path(path).value_or(path);
-  std::smatch m;
-  std::string base = path_basename(real);
-  if (std::regex_match(base, m, so_re)) return m[1].str();
-  if (ends_with(to_lower(base), ".dll")) {
-    if (auto mf = fs.map_file(path)) {
-      if (auto pe = parse_pe((*mf)->bytes(), path); pe && *pe && (**pe).file_version) {
-        return *(**pe).file_version;
-      }
-    }
-  }
-  return "";
-}
-
 std::string describe_existing(const FileSystem& fs, const std::string& path,
                               const std::string& previous_cudnn) {
   auto st = fs.lstat(path);
@@ -124,7 +107,7 @@ std::string describe_existing(const FileSystem& fs, const std::string& path,
   if (st->type == FileType::symlink) {
     return "link -> " + fs.read_link(path).value_or("?");
   }
-  std::string v = file_version_text(fs, path);
+  std::string v = installed_file_version(fs, path);
   if (!v.empty()) return "version " + v;
   if (!previous_cudnn.empty()) return "cuDNN " + previous_cudnn + " (the toolkit's header)";
   return "unknown version";
@@ -542,128 +525,22 @@ Result<CudnnInstallPlan> plan_cudnn_install(const ProbeContext& ctx, const Cudnn
 
 namespace {
 
-void verify_install(const ProbeContext& ctx, const CudnnInstallPlan& plan, CudnnInstallResult& r) {
-  const FileSystem& fs = ctx.fs;
-  const Version& ver = *plan.dist.version;
-  const int major = ver.major();
-  const std::string tk = plan.toolkit_real;
-  // Header.
-  std::string include_dir, lib_dir;
+void verify_install(const ProbeContext& ctx, const CudnnInstallPlan& plan,
+                    const LoadChecker& load_check, CudnnInstallResult& r) {
+  CudnnVerifyRequest req;
+  req.version = *plan.dist.version;
+  req.toolkit = plan.toolkit_real;
+  req.load_check = load_check;
+  const auto libs = ctx.kb.cudnn_library_files(req.version.major(), ctx.os);
   for (const auto& s : plan.steps) {
-    if (path_basename(s.dest) == "cudnn_version.h") include_dir = path_dirname(s.dest);
+    const std::string base = path_basename(s.dest);
+    if (base == "cudnn_version.h") req.include_dir = path_dirname(s.dest);
+    if (!libs.empty() && base == libs.front()) req.lib_dir = path_dirname(s.dest);
   }
-  if (!include_dir.empty()) {
-    std::string h = path_join(include_dir, "cudnn_version.h");
-    auto text = fs.read_file(h);
-    auto hv = text ? parse_cudnn_version_header(*text) : std::nullopt;
-    if (!hv || hv->truncated(3) != ver.truncated(3)) {
-      r.verify_errors.push_back(fmt::format("{} says {} after the copy, expected {}",
-                                            display_path(h, ctx.os), hv ? hv->str() : "no version",
-                                            ver.truncated(3).str()));
-    } else {
-      r.verified.push_back(fmt::format("header {}: {}", display_path(h, ctx.os), hv->str()));
-    }
-  }
-  // Every library file of this major, and the main library's version.
-  const auto libs = ctx.kb.cudnn_library_files(major, ctx.os);
-  for (const auto& s : plan.steps) {
-    if (!libs.empty() && path_basename(s.dest) == libs.front()) lib_dir = path_dirname(s.dest);
-  }
-  if (lib_dir.empty()) {
-    r.verify_errors.push_back("the main library " + (libs.empty() ? "?" : libs.front()) +
-                              " was not among the installed files");
-    return;
-  }
-  for (const auto& l : libs) {
-    if (!fs.exists(path_join(lib_dir, l))) {
-      r.verify_errors.push_back(display_path(path_join(lib_dir, l), ctx.os) + " is missing");
-    }
-  }
-  const std::string main = path_join(lib_dir, libs.front());
-  std::string lv = file_version_text(fs, main);
-  if (!lv.empty()) {
-    auto v = Version::parse(lv);
-    size_t n = std::min<size_t>(v ? v->parts().size() : 0, ver.parts().size());
-    if (!v || v->truncated(n) != ver.truncated(n)) {
-      r.verify_errors.push_back(fmt::format("{} is version {}, the header says {}",
-                                            display_path(main, ctx.os), lv, ver.str()));
-    } else {
-      r.verified.push_back(fmt::format("library {}: {}", display_path(main, ctx.os), lv));
-    }
-  }
-  if (ctx.os != Os::linux) {
-    r.notes.push_back("Windows: the DLL search order was not modelled; make sure " +
-                      display_path(lib_dir, ctx.os) + " is on PATH (`dlenv env --cuda X.Y`)");
-    // A real load on Windows itself: the DLL's own folder is searched for its imports
-    // (cublasLt64_N.dll from the toolkit's bin), as it is for a program on that PATH.
-    if (ctx.live && !fs.is_rooted()) {
-      CudnnCopy copy;
-      copy.library = main;
-      probe_cudnn_live(ctx, copy);
-      if (!copy.live_version) {
-        r.verify_errors.push_back("loading " + display_path(main, ctx.os) +
-                                  " failed: " + copy.live_version.reason);
-      } else if (copy.live_version->truncated(3) != ver.truncated(3)) {
-        r.verify_errors.push_back(fmt::format("cudnnGetVersion() of {} says {}, expected {}",
-                                              display_path(main, ctx.os), copy.live_version->str(),
-                                              ver.truncated(3).str()));
-      } else {
-        r.verified.push_back(
-            fmt::format("loaded for real: cudnnGetVersion() = {}", copy.live_version->str()));
-      }
-    }
-    return;
-  }
-  // The loader model: the library and every sub-library must resolve.
-  LoaderConfig loader = read_loader_config(ctx);
-  LinuxLoaderSettings settings;
-  settings.cache = loader.cache;
-  settings.conf_dirs = loader.conf_dirs;
-  settings.ld_library_path = loader.ld_library_path;
-  settings.symbols = false;
-  auto tree = model_linux_load(fs, ctx.kb, main, settings);
-  if (!tree) {
-    r.verify_errors.push_back("the loader model cannot read " + main + ": " + tree.error().message);
-    return;
-  }
-  const std::string lib_real = fs.real_path(lib_dir).value_or(lib_dir);
-  int resolved = 0;
-  for (const auto& obj : tree->objects) {
-    std::string base = path_basename(obj.path.value_or(obj.name));
-    if (!starts_with(path_basename(obj.name), "libcudnn")) continue;
-    if (!obj.path) {
-      r.verify_errors.push_back(fmt::format("{} does not resolve through the loader: {}", obj.name,
-                                            obj.problem.empty() ? "not found" : obj.problem));
-      continue;
-    }
-    ++resolved;
-    std::string dir = path_dirname(fs.real_path(*obj.path).value_or(*obj.path));
-    if (dir != lib_real) {
-      r.notes.push_back(fmt::format("{} resolves to {} ({}), not to the copy just installed",
-                                    obj.name, *obj.path, search_rule_name(obj.rule)));
-    }
-  }
-  if (resolved > 0) {
-    r.verified.push_back(fmt::format("loader model: {} cuDNN objects resolve from {}", resolved,
-                                     display_path(main, ctx.os)));
-  }
-  // A real load, only on the live system.
-  if (ctx.live && !fs.is_rooted()) {
-    CudnnCopy copy;
-    copy.library = main;
-    probe_cudnn_live(ctx, copy);
-    if (!copy.live_version) {
-      r.verify_errors.push_back("loading " + main + " failed: " + copy.live_version.reason);
-    } else if (copy.live_version->truncated(3) != ver.truncated(3)) {
-      r.verify_errors.push_back(fmt::format("cudnnGetVersion() of {} says {}, expected {}", main,
-                                            copy.live_version->str(), ver.truncated(3).str()));
-    } else {
-      r.verified.push_back(
-          fmt::format("loaded for real: cudnnGetVersion() = {}", copy.live_version->str()));
-    }
-  } else {
-    r.verified.push_back("not loaded for real (under --root)");
-  }
+  auto v = verify_cudnn_install(ctx, req);
+  r.verified = std::move(v.verified);
+  r.verify_errors = std::move(v.errors);
+  r.notes.insert(r.notes.end(), v.notes.begin(), v.notes.end());
 }
 
 void loader_cache_notes(const ProbeContext& ctx, const std::string& lib_dir,
@@ -721,7 +598,8 @@ std::string install_manifest_json(const CudnnInstallPlan& plan,
 }  // namespace
 
 CudnnInstallResult execute_cudnn_install(const ProbeContext& ctx, const CudnnSource& source,
-                                         const CudnnInstallPlan& plan, FileWriter& w) {
+                                         const CudnnInstallPlan& plan, FileWriter& w,
+                                         const LoadChecker& load_check) {
   CudnnInstallResult r;
   if (!plan.ok()) {
     r.failure = "the plan has blockers: " + join(plan.blockers, "; ");
@@ -761,13 +639,26 @@ CudnnInstallResult execute_cudnn_install(const ProbeContext& ctx, const CudnnSou
   std::map<std::string, const CudnnInstallStep*> by_source;
   for (const auto& s : plan.steps) by_source[s.source_path] = &s;
   size_t staged = 0;
-  auto read = source.read_files([&](const SourceEntry& e) { return by_source.count(e.path) > 0; },
-                                [&](const SourceEntry& e, std::string_view data) -> Result<void> {
-                                  const CudnnInstallStep& s = *by_source[e.path];
-                                  auto x = tx.write_new_file(s.staged, data, s.mode);
-                                  if (x) ++staged;
-                                  return x;
-                                });
+  // Each file streams from the source into its staged copy (never whole in memory);
+  // the copy must end up with exactly the size the source declared.
+  std::unique_ptr<NewFile> file;
+  auto read = source.stream_files(
+      [&](const SourceEntry& e) { return by_source.count(e.path) > 0; },
+      [&](const SourceEntry& e, uint64_t offset, std::string_view piece) -> Result<void> {
+        const CudnnInstallStep& s = *by_source[e.path];
+        if (offset == 0) {
+          auto f = tx.create_new_file(s.staged, s.mode, e.size);
+          if (!f) return std::unexpected(f.error());
+          file = std::move(*f);
+        }
+        if (auto x = file->write(piece); !x) return x;
+        if (offset + piece.size() < e.size) return {};
+        auto x = file->finish();
+        file.reset();
+        if (x) ++staged;
+        return x;
+      });
+  file.reset();
   if (!read) return abort("staging the files", read.error());
   for (const auto& s : plan.steps) {
     if (s.type != SourceEntryType::symlink) continue;
@@ -802,7 +693,7 @@ CudnnInstallResult execute_cudnn_install(const ProbeContext& ctx, const CudnnSou
     return abort("writing the manifest", x.error());
   }
   // 5. Verify; a failed verification undoes the install too.
-  verify_install(ctx, plan, r);
+  verify_install(ctx, plan, load_check, r);
   if (!r.verify_errors.empty()) {
     return abort("verification", Error{join(r.verify_errors, "; ")});
   }

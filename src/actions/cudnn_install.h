@@ -26,6 +26,7 @@
 
 #include "actions/cudnn_inspect.h"
 #include "actions/cudnn_source.h"
+#include "actions/cudnn_verify.h"
 #include "actions/file_writer.h"
 #include "actions/transaction.h"
 #include "platform/process_modules.h"
@@ -90,9 +91,11 @@ struct CudnnInstallResult {
   std::vector<std::string> notes;  // ldconfig, LD_LIBRARY_PATH advice, restart advice
 };
 
-// Carries out a plan (which must be ok()).
+// Carries out a plan (which must be ok()). `load_check`: the real load of the
+// verification (cudnn_verify.h; empty: no real load).
 CudnnInstallResult execute_cudnn_install(const ProbeContext& ctx, const CudnnSource& source,
-                                         const CudnnInstallPlan& plan, FileWriter& writer);
+                                         const CudnnInstallPlan& plan, FileWriter& writer,
+                                         const LoadChecker& load_check = {});
 
 struct CudnnUninstallResult {
   bool removed = false;
@@ -213,6 +216,8 @@ std::string render_cudnn_list_text(const std::vector<CudnnListEntry>& list,
 std::string render_cudnn_list_json(
     const std::vector<CudnnListEntry>& list,
     const std::vector<InterruptedTransaction>& interrupted = {});  // dlenv.cudnn-list/1
+// "cudnn-install of cuDNN 9.1.0.70 by process 1234": what a journal's begin record says.
+std::string describe_pending(const RecoveryResult& pending);
 // The command that recovers `toolkit` ("dlenv cudnn recover --toolkit /usr/local/cuda-12.4").
 std::string recover_command(const std::string& toolkit, Os os);
 

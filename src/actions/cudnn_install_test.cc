@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "actions/cudnn_test_support.h"
+#include "binfmt/pe_test_builder.h"
 #include "platform/env.h"
 #include "platform/filesystem.h"
 #include "util/strings.h"
@@ -198,9 +199,12 @@ TEST(CudnnInstall, AFailureAtEveryStepRestoresTheExactPreviousState) {
 }
 
 TEST(CudnnInstall, VerificationFailureUndoesEverything) {
-  // Libraries without RUNPATH $ORIGIN: under this root nothing tells the loader where
-  // the sub-libraries are (no ld.so.cache entry), so verification fails.
-  Fixture f("12.4.1", 12, /*runpath=*/false);
+  // libcudnn_ops needs CUDA's libcublasLt.so.12, which this toolkit lacks: verification
+  // fails naming it and where it comes from, and everything is undone.
+  Fixture f;
+  const std::string name = "cudnn-linux-x86_64-9.1.0.70_cuda12-archive";
+  testing::write_archive(f.archive, ArchiveFormat::tar_xz,
+                         testing::fake_cudnn9_linux(name, 1, 0, 12, true, "libcublasLt.so.12"));
   auto src = open_cudnn_source(f.archive);
   ASSERT_TRUE(src);
   auto ctx = f.ctx();
@@ -211,9 +215,25 @@ TEST(CudnnInstall, VerificationFailureUndoesEverything) {
   auto r = execute_cudnn_install(ctx, **src, *plan, *writer);
   EXPECT_FALSE(r.installed);
   EXPECT_NE(r.failure.find("verification"), std::string::npos) << r.failure;
-  EXPECT_NE(joined(r.verify_errors).find("libcudnn_ops.so.9 does not resolve"), std::string::npos)
-      << joined(r.verify_errors);
+  const std::string errors = joined(r.verify_errors);
+  EXPECT_NE(errors.find("libcublasLt.so.12 (needed by libcudnn_ops.so.9) is found nowhere"),
+            std::string::npos)
+      << errors;
+  EXPECT_NE(errors.find("it is CUDA 12's cublasLt library"), std::string::npos) << errors;
   EXPECT_EQ(diff(before, testing::snapshot(f.root.path())), "");
+  // With cuBLASLt in the toolkit's own lib64 (not on any loader path), it installs.
+  testing::write_file(f.root.at("usr/local/cuda-12.4/lib64/libcublasLt.so.12"),
+                      testing::fake_cudnn_elf("libcublasLt.so.12", 0, 12), 0755);
+  r = execute_cudnn_install(ctx, **src, *plan, *writer);
+  EXPECT_TRUE(r.installed) << r.failure;
+}
+
+TEST(CudnnInstall, LibrariesWithoutRunpathResolveFromTheToolkitsLibDir) {
+  // No RUNPATH $ORIGIN and no ld.so.cache entry: the sub-libraries are still found,
+  // as verification puts the toolkit's lib64 first (the real load's LD_LIBRARY_PATH).
+  Fixture f("12.4.1", 12, /*runpath=*/false);
+  ASSERT_TRUE(f.install());
+  EXPECT_TRUE(sfs::exists(f.root.at("usr/local/cuda-12.4/.dlenv/cudnn-9.1.0.70.json")));
 }
 
 TEST(CudnnInstall, CudaMajorMismatchIsRefusedUnlessForced) {
@@ -287,10 +307,19 @@ TEST(CudnnInstall, WindowsLayoutRoundTrip) {
                       "{\"cuda\": {\"version\": \"11.8.0\"}}");
   testing::write_file(root.at(tk.substr(1) + "/include/cuda.h"), "");
   testing::write_file(root.at(tk.substr(1) + "/bin/cudart64_110.dll"), "MZ");
+  // cuDNN 8 imports cuBLASLt: the toolkit has it, as every CUDA 11 toolkit does.
+  auto dll = [](const std::string& name, const std::string& export_name) {
+    testbuild::PeSpec spec;
+    spec.export_name = name;
+    spec.exports = {{export_name, ""}};
+    const auto pe = testbuild::build_pe(spec);
+    return std::string(pe.bytes.begin(), pe.bytes.end());
+  };
+  testing::write_file(root.at(tk.substr(1) + "/bin/cublasLt64_11.dll"),
+                      dll("cublasLt64_11.dll", "cublasLtCreate"));
   const std::string name = "cudnn-windows-x86_64-8.5.0.96_cuda11-archive";
   testing::write_archive(dl.at(name + ".zip"), ArchiveFormat::zip,
                          testing::fake_cudnn8_windows(name, 11));
-  auto before = testing::snapshot(root.path());
   auto fs = make_rooted_filesystem(root.path());
   auto env =
       make_map_env({{"CUDA_PATH", "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8"}});
@@ -304,7 +333,25 @@ TEST(CudnnInstall, WindowsLayoutRoundTrip) {
   EXPECT_EQ(display_path(plan->toolkit, Os::windows),
             "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8");
   auto writer = make_file_writer(root.path());
+  // cuDNN 8.5's cudnn_ops_infer64_8.dll loads zlibwapi.dll, which is in none of Windows,
+  // CUDA or the zip: without it the install is not verified, and undone.
+  auto before = testing::snapshot(root.path());
   auto r = execute_cudnn_install(ctx, **src, *plan, *writer);
+  EXPECT_FALSE(r.installed);
+  const std::string errors = joined(r.verify_errors);
+  EXPECT_NE(errors.find("zlibwapi.dll (loaded at run time by cudnn_ops_infer64_8.dll) is found "
+                        "nowhere on the search path"),
+            std::string::npos)
+      << errors;
+  EXPECT_NE(errors.find("put its zlibwapi.dll in C:\\Program Files\\NVIDIA GPU Computing "
+                        "Toolkit\\CUDA\\v11.8\\bin"),
+            std::string::npos)
+      << errors;
+  EXPECT_EQ(diff(before, testing::snapshot(root.path())), "");
+  // With zlibwapi.dll in the toolkit's bin (as NVIDIA's guide says), it installs.
+  testing::write_file(root.at(tk.substr(1) + "/bin/zlibwapi.dll"), dll("zlibwapi.dll", "inflate"));
+  before = testing::snapshot(root.path());
+  r = execute_cudnn_install(ctx, **src, *plan, *writer);
   ASSERT_TRUE(r.installed) << r.failure;
   EXPECT_TRUE(sfs::exists(root.at(tk.substr(1) + "/bin/cudnn_adv_train64_8.dll")));
   EXPECT_TRUE(sfs::exists(root.at(tk.substr(1) + "/lib/x64/cudnn64_8.lib")));

@@ -347,13 +347,13 @@ std::string recover_command(const std::string& toolkit, Os os) {
   return "dlenv cudnn recover --toolkit " + (plain ? shown : "\"" + shown + "\"");
 }
 
-namespace {
-
 std::string describe_pending(const RecoveryResult& p) {
   return fmt::format("{}{}{}", p.kind.empty() ? "a transaction" : p.kind,
                      p.what.empty() ? "" : " of " + p.what,
                      p.pid ? fmt::format(" by process {}", p.pid) : "");
 }
+
+namespace {
 
 std::string recovery_plan_text(const RecoveryResult& p) {
   if (!p.problems.empty()) return "its journal cannot be used: " + join(p.problems, "; ");

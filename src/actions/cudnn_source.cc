@@ -54,6 +54,21 @@ Result<std::string> CudnnSource::read(std::string_view path) const {
   return out;
 }
 
+Result<void> CudnnSource::read_files(
+    const std::function<bool(const SourceEntry&)>& want,
+    const std::function<Result<void>(const SourceEntry&, std::string_view)>& visit) const {
+  std::string data;
+  return stream_files(want, [&](const SourceEntry& e, uint64_t offset, std::string_view piece) {
+    if (offset == 0) {
+      data.clear();
+      data.reserve(static_cast<size_t>(e.size));
+    }
+    data.append(piece);
+    if (offset + piece.size() < e.size) return Result<void>{};
+    return visit(e, data);
+  });
+}
+
 namespace {
 
 bool is_drive_path(std::string_view p) {
@@ -92,8 +107,10 @@ Result<std::vector<SourceEntry>> check_source_entries(std::vector<SourceEntry> e
         where, e.raw_path.empty() ? e.path : e.raw_path, why));
   };
   if (entries.size() > limits.max_entries) {
-    return fail(fmt::format("{}: {} entries (more than {}): not a cuDNN distribution", where,
-                            entries.size(), limits.max_entries));
+    return fail(fmt::format(
+        "{}: more than {} entries: not a cuDNN distribution (NVIDIA's archives hold fewer than "
+        "100; --max-files raises the limit)",
+        where, limits.max_entries));
   }
   uint64_t total = 0;
   std::vector<std::vector<std::string>> comps;
@@ -112,13 +129,15 @@ Result<std::vector<SourceEntry>> check_source_entries(std::vector<SourceEntry> e
       default: break;
     }
     if (e.size > limits.max_entry_bytes) {
-      return refuse(e, fmt::format("{} is larger than the {} limit for one file",
+      return refuse(e, fmt::format("{} is larger than the {} limit for one file (--max-file-size "
+                                   "raises it)",
                                    human_bytes(e.size), human_bytes(limits.max_entry_bytes)));
     }
     total += e.size;
     if (total > limits.max_total_bytes) {
       return refuse(
-          e, fmt::format("the files add up to more than {}", human_bytes(limits.max_total_bytes)));
+          e, fmt::format("the files add up to more than {} (--max-total-size raises the limit)",
+                         human_bytes(limits.max_total_bytes)));
     }
     comps.push_back(std::move(*c));
   }
@@ -212,26 +231,32 @@ class DirectorySource : public CudnnSource {
   std::string description() const override { return "directory " + dir_; }
   std::string file_name() const override { return path_basename(dir_); }
   const std::vector<SourceEntry>& entries() const override { return entries_; }
-  Result<void> read_files(const std::function<bool(const SourceEntry&)>& want,
-                          const std::function<Result<void>(const SourceEntry&, std::string_view)>&
-                              visit) const override {
+  Result<void> stream_files(const std::function<bool(const SourceEntry&)>& want,
+                            const FilePieceVisitor& visit) const override {
     for (const auto& e : entries_) {
       if (e.type != SourceEntryType::file || !want(e)) continue;
       // Never through a link (a file or directory swapped for one since the listing),
-      // never a FIFO or device; re-check the size: the file may have grown.
-      auto data = read_file_beneath(dir_, e.raw_path, e.size + 1);
-      if (!data) return std::unexpected(data.error());
-      if (data->size() != e.size) {
-        return fail(fmt::format("{}: {} changed while being read ({} bytes, listed as {})",
-                                description(), e.path, data->size(), e.size));
+      // never a FIFO or device; never more or fewer bytes than listed: the file may
+      // have changed since.
+      auto r = stream_file_beneath(dir_, e.raw_path, e.size + 1,
+                                   [&](uint64_t offset, std::string_view piece) -> Result<void> {
+                                     if (offset + piece.size() > e.size) return changed(e, ">");
+                                     return visit(e, offset, piece);
+                                   });
+      if (!r) return std::unexpected(r.error());
+      if (*r != e.size) return changed(e, std::to_string(*r));
+      if (e.size == 0) {
+        if (auto v = visit(e, 0, {}); !v) return v;
       }
-      auto r = visit(e, *data);
-      if (!r) return r;
     }
     return {};
   }
 
  private:
+  std::unexpected<Error> changed(const SourceEntry& e, const std::string& got) const {
+    return fail(fmt::format("{}: {} changed while being read ({} bytes, listed as {})",
+                            description(), e.path, got, e.size));
+  }
   std::string dir_;
   std::vector<SourceEntry> entries_;
 };

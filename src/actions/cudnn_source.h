@@ -37,13 +37,24 @@ struct SourceEntry {
   std::string link_target;  // symlink / hardlink target as stored
 };
 
-// Limits a source must respect (anything larger is refused as unsafe).
+// Limits a source must respect: anything larger is refused as unsafe before a byte
+// of it is read (a decompression or sparse-file bomb), and no file may hold more
+// bytes than its entry declares. Derived from a real release: cuDNN 9.19.0 for
+// CUDA 13 (measured, docs/measurements.md) has 8 shared libraries adding up to
+// 493 MB, the largest libcudnn_engines_precompiled.so.9 at 245 MB; NVIDIA's
+// archives hold fewer than 100 entries (kb/cudnn_manifests.json). The caps leave
+// a wide margin above that (8x per file, 16x in total, 20x in entries) for larger
+// releases (cuDNN 8 with every architecture, static libraries) and are overridable
+// (`--max-file-size`, `--max-total-size`, `--max-files`).
 struct SourceLimits {
-  uint64_t max_entry_bytes =
-      4ull << 30;  // one file: 4 GiB (the largest cuDNN 9 library is < 1 GiB)
-  uint64_t max_total_bytes = 16ull << 30;
-  size_t max_entries = 20000;
+  uint64_t max_entry_bytes = 2ull << 30;  // one file
+  uint64_t max_total_bytes = 8ull << 30;  // all files
+  size_t max_entries = 2000;
 };
+
+// One piece of a file's bytes: `offset` is where `piece` starts in the file.
+using FilePieceVisitor =
+    std::function<Result<void>(const SourceEntry&, uint64_t offset, std::string_view piece)>;
 
 class CudnnSource {
  public:
@@ -55,10 +66,16 @@ class CudnnSource {
   // Every entry (directories included), in archive / sorted order.
   virtual const std::vector<SourceEntry>& entries() const = 0;
   // Calls `visit` with the bytes of every regular file for which `want` says yes,
-  // in one pass over the source. An error from `visit` stops the pass and is returned.
-  virtual Result<void> read_files(
+  // in one pass over the source, piece by piece (never a whole file in memory): the
+  // pieces of one file come in order from offset 0 and add up to exactly its listed
+  // size (a 0-byte file gets one empty piece); a file that holds more or fewer bytes
+  // than listed is an Error. An error from `visit` stops the pass and is returned.
+  virtual Result<void> stream_files(const std::function<bool(const SourceEntry&)>& want,
+                                    const FilePieceVisitor& visit) const = 0;
+  // stream_files with each file's bytes gathered whole (for small files: headers).
+  Result<void> read_files(
       const std::function<bool(const SourceEntry&)>& want,
-      const std::function<Result<void>(const SourceEntry&, std::string_view)>& visit) const = 0;
+      const std::function<Result<void>(const SourceEntry&, std::string_view)>& visit) const;
 
   // The entry with this relative path, or nullptr.
   const SourceEntry* find(std::string_view path) const;

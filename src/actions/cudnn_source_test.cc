@@ -1,15 +1,21 @@
 #include "actions/cudnn_source.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <map>
 
 #include "actions/cudnn_inspect.h"
 #include "actions/cudnn_test_support.h"
 #include "kb/kb.h"
+#include "platform/process.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -222,6 +228,102 @@ TEST(CudnnSource, AbsurdSizesAreRefused) {
   src = open_cudnn_source(tmp.at("a.tar.xz"), limits);
   ASSERT_FALSE(src);
   EXPECT_NE(src.error().message.find("add up to more than"), std::string::npos);
+}
+
+// Every reader hands a file over in bounded pieces that add up to its bytes; a 0-byte
+// file gets one empty piece.
+TEST_P(SourceFormats, StreamsFilesInBoundedPieces) {
+  TempDir tmp("stream");
+  std::string file = tmp.at(GetParam() == ArchiveFormat::zip ? "c.zip" : "c.tar.xz");
+  std::string big(3u << 20, '\0');
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>((i * 131) >> 7);
+  auto tree = small_tree("top");
+  tree.push_back({"top/lib/libcudnn_big.so.9.1.0", big});
+  tree.push_back({"top/include/empty.h", ""});
+  write_archive(file, GetParam(), tree);
+  std::vector<std::unique_ptr<CudnnSource>> sources;
+  auto ref = open_libarchive_source(file, {}, {"libarchive.so.13"});
+  ASSERT_TRUE(ref) << ref.error().message;
+  sources.push_back(std::move(*ref));
+  for (const auto& tar : testing_tar_programs(GetParam())) {
+    auto src = open_tar_program_source(file, {}, tar);
+    ASSERT_TRUE(src) << src.error().message;
+    sources.push_back(std::move(*src));
+  }
+  for (const auto& src : sources) {
+    SCOPED_TRACE(src->description());
+    std::map<std::string, std::string> got;
+    std::map<std::string, int> calls;
+    size_t largest = 0;
+    auto r = src->stream_files(
+        [](const SourceEntry&) { return true; },
+        [&](const SourceEntry& e, uint64_t offset, std::string_view piece) -> Result<void> {
+          EXPECT_EQ(offset, got[e.path].size()) << e.path;
+          got[e.path].append(piece);
+          ++calls[e.path];
+          largest = std::max(largest, piece.size());
+          return {};
+        });
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(got["lib/libcudnn_big.so.9.1.0"], big);
+    EXPECT_EQ(got["include/cudnn_version.h"], testing::version_header(9, 1, 0));
+    EXPECT_EQ(calls["include/empty.h"], 1);
+    EXPECT_GT(calls["lib/libcudnn_big.so.9.1.0"], 2);
+    EXPECT_LE(largest, size_t{1} << 20);
+  }
+}
+
+// Peak resident memory of this process so far, in bytes.
+uint64_t peak_rss() {
+  struct rusage u {};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<uint64_t>(u.ru_maxrss) * 1024;
+}
+
+// A 4 GiB member (sparse: the archive is small) and an archive of 10 000 members are
+// refused by the default limits, by every reader, within seconds and without memory.
+TEST(CudnnSource, SparseAndManyMemberBombsAreRefusedFastInBoundedMemory) {
+  TempDir tmp("bombs");
+  const std::string top = "cudnn-linux-x86_64-9.1.0.70_cuda12-archive";
+  {
+    std::filesystem::create_directories(tmp.at(top + "/lib"));
+    const std::string huge = tmp.at(top + "/lib/libcudnn_ops.so.9.1.0");
+    FILE* f = std::fopen(huge.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(ftruncate(fileno(f), 4ll << 30), 0);
+    std::fclose(f);
+  }
+  ProcessOptions opt;
+  opt.timeout = std::chrono::seconds(60);
+  auto made =
+      run_process({"tar", "-C", tmp.path(), "--sparse", "-cf", tmp.at("sparse.tar"), top}, opt);
+  ASSERT_TRUE(made && made->exit_code == 0) << (made ? made->err : made.error().message);
+  std::filesystem::remove(tmp.at(top + "/lib/libcudnn_ops.so.9.1.0"));
+  std::vector<ArchiveEntry> many = {{top, "", ArchiveEntry::dir, "", 0755}};
+  for (int i = 0; i < 10000; ++i) many.push_back({fmt::format("{}/include/h{}.h", top, i), "x"});
+  write_archive(tmp.at("many.tar"), ArchiveFormat::tar, many);
+
+  struct Case {
+    std::string file, expect;
+  };
+  for (const auto& c : {Case{tmp.at("sparse.tar"), "larger than the 2.0 GiB limit for one file"},
+                        Case{tmp.at("many.tar"), "more than 2000 entries"}}) {
+    std::vector<std::function<Result<std::unique_ptr<CudnnSource>>()>> readers = {
+        [&] { return open_libarchive_source(c.file, {}, {"libarchive.so.13"}); }};
+    for (const auto& tar : testing_tar_programs(ArchiveFormat::tar)) {
+      readers.push_back([&, tar] { return open_tar_program_source(c.file, {}, tar); });
+    }
+    for (const auto& open : readers) {
+      const uint64_t rss_before = peak_rss();
+      const auto t0 = std::chrono::steady_clock::now();
+      auto src = open();
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      ASSERT_FALSE(src) << c.file;
+      EXPECT_NE(src.error().message.find(c.expect), std::string::npos) << src.error().message;
+      EXPECT_LT(s, 5.0) << c.file;
+      EXPECT_LT(peak_rss() - rss_before, 200ull << 20) << c.file;
+    }
+  }
 }
 
 TEST(CudnnSource, NotAnArchiveAndMissingFileSayWhat) {

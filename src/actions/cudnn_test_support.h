@@ -83,14 +83,14 @@ struct ArchiveEntry {
   int64_t declared_size = -1;  // -1: content.size()
 };
 
-enum class ArchiveFormat { tar_xz, zip };
+enum class ArchiveFormat { tar_xz, zip, tar };
 
 // Writes `entries` with libarchive's writer.
 inline void write_archive(const std::string& file, ArchiveFormat fmt,
                           const std::vector<ArchiveEntry>& entries) {
   archive* a = archive_write_new();
-  if (fmt == ArchiveFormat::tar_xz) {
-    archive_write_add_filter_xz(a);
+  if (fmt == ArchiveFormat::tar_xz || fmt == ArchiveFormat::tar) {
+    if (fmt == ArchiveFormat::tar_xz) archive_write_add_filter_xz(a);
     archive_write_set_format_pax_restricted(a);
   } else {
     archive_write_set_format_zip(a);
@@ -141,12 +141,14 @@ inline std::string version_header(int major, int minor, int patch) {
 
 // A small ELF shared library with `soname`, DT_RUNPATH $ORIGIN, cudnnGetVersion()
 // returning `version_int` and the string "libcublasLt.so.<cuda>" in .rodata (cuDNN 9
-// loads cuBLASLt by that name). Built once per process per distinct argument set.
+// loads cuBLASLt by that name). `needed`: a DT_NEEDED entry on that soname (linked
+// against a stub built alongside, which is not part of the result). Built once per
+// process per distinct argument set.
 inline std::string fake_cudnn_elf(const std::string& soname, int version_int, int cuda,
-                                  bool runpath = true) {
+                                  bool runpath = true, const std::string& needed = "") {
   static std::map<std::string, std::string> cache;
   std::string key = soname + "/" + std::to_string(version_int) + "/" + std::to_string(cuda) +
-                    (runpath ? "" : "/norunpath");
+                    (runpath ? "" : "/norunpath") + "/" + needed;
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   const char* t = std::getenv("DLENV_TEST_TMP");
   std::string dir = std::string(t && *t ? t : "/tmp") + "/cudnn-elf-" + std::to_string(getpid());
@@ -169,6 +171,19 @@ inline std::string fake_cudnn_elf(const std::string& soname, int version_int, in
                                    "-Wl,-soname," + soname};
   if (runpath) argv.insert(argv.end(), {"-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN"});
   argv.insert(argv.end(), {src, "-o", out});
+  if (!needed.empty()) {
+    const std::string stub_dir = dir + "/stub-" + std::to_string(cache.size());
+    sfs::create_directories(stub_dir);
+    auto stub = run_process({DLENV_C_COMPILER, "-x", "c", "-shared", "-fPIC",
+                             "-Wl,-soname," + needed, "/dev/null", "-o", stub_dir + "/" + needed});
+    if (!stub || stub->exit_code != 0) {
+      ADD_FAILURE() << "cannot build the stub " << needed << ": "
+                    << (stub ? stub->err : stub.error().message);
+      return "";
+    }
+    argv.insert(argv.end(), {"-L" + stub_dir, "-Wl,--push-state,--no-as-needed", "-l:" + needed,
+                             "-Wl,--pop-state"});
+  }
   auto r = run_process(argv);
   if (!r || r->exit_code != 0) {
     ADD_FAILURE() << "cannot build " << soname << ": " << (r ? r->err : r.error().message);
@@ -193,8 +208,10 @@ inline std::string fake_cudnn_dll(const std::string& name, int cuda, const uint1
 
 // NVIDIA's Linux archive layout for cuDNN 9 (8 libraries as .so -> .so.9 -> .so.9.x.y,
 // 14 headers, LICENSE), under `top`.
+// `ops_needs`: a DT_NEEDED entry of libcudnn_ops (see fake_cudnn_elf).
 inline std::vector<ArchiveEntry> fake_cudnn9_linux(const std::string& top, int minor, int patch,
-                                                   int cuda, bool runpath = true) {
+                                                   int cuda, bool runpath = true,
+                                                   const std::string& ops_needs = "") {
   const std::string v = "9." + std::to_string(minor) + "." + std::to_string(patch);
   const int vi = 9 * 10000 + minor * 100 + patch;
   std::vector<ArchiveEntry> e;
@@ -213,7 +230,8 @@ inline std::vector<ArchiveEntry> fake_cudnn9_linux(const std::string& top, int m
        {"cudnn", "cudnn_graph", "cudnn_ops", "cudnn_cnn", "cudnn_adv", "cudnn_engines_precompiled",
         "cudnn_engines_runtime_compiled", "cudnn_heuristic"}) {
     std::string so = "lib" + l + ".so";
-    e.push_back({top + "/lib/" + so + "." + v, fake_cudnn_elf(so + ".9", vi, cuda, runpath),
+    e.push_back({top + "/lib/" + so + "." + v,
+                 fake_cudnn_elf(so + ".9", vi, cuda, runpath, l == "cudnn_ops" ? ops_needs : ""),
                  ArchiveEntry::file, "", 0755});
     e.push_back({top + "/lib/" + so + ".9", "", ArchiveEntry::symlink, so + "." + v, 0777});
     e.push_back({top + "/lib/" + so, "", ArchiveEntry::symlink, so + ".9", 0777});

@@ -9,20 +9,21 @@
 #include "util/strings.h"
 
 namespace dlenv {
-namespace {
 
-const char* const kBegin =
+const char* const kEnvBlockBegin =
     "# >>> dlenv env (written by `dlenv env --persist`; `--undo` removes it) >>>";
-const char* const kEnd = "# <<< dlenv env <<<";
+const char* const kEnvBlockEnd = "# <<< dlenv env <<<";
+
+namespace {
 
 // `text` without the dlenv block (markers included).
 std::string strip_block(const std::string& text, bool* found) {
   *found = false;
-  size_t b = text.find(kBegin);
+  size_t b = text.find(kEnvBlockBegin);
   if (b == std::string::npos) return text;
-  size_t e = text.find(kEnd, b);
+  size_t e = text.find(kEnvBlockEnd, b);
   if (e == std::string::npos) return text;
-  e += std::string_view(kEnd).size();
+  e += std::string_view(kEnvBlockEnd).size();
   if (e < text.size() && text[e] == '\n') ++e;
   *found = true;
   return text.substr(0, b) + text.substr(e);
@@ -223,46 +224,70 @@ std::string outside_block(const std::string& text) {
 
 }  // namespace
 
+namespace {
+
+// A new file `path` holding `text`, with the mode and owner of `like`, flushed.
+Result<void> write_like(Transaction& tx, const std::string& path, std::string_view text,
+                        const FileStat& like) {
+  auto f = tx.create_new_file(path, like.mode & 07777, text.size());
+  if (!f) return std::unexpected(f.error());
+  if (auto x = (*f)->set_owner(like.uid, like.gid); !x) return x;
+  if (auto x = (*f)->write(text); !x) return x;
+  return (*f)->finish();
+}
+
+// The atomic edit of `file`: `text` goes to FILE.dlenv-new in the same directory (the
+// mode and owner of the file, flushed), which then takes the file's place in one
+// rename: the file is always whole, old or new. Done last in its transaction.
+Result<void> replace_atomically(Transaction& tx, FileWriter& w, const std::string& file,
+                                std::string_view text, const FileStat& like) {
+  const std::string temp = file + ".dlenv-new";
+  if (auto x = write_like(tx, temp, text, like); !x) return x;
+  return w.replace_file(temp, file);
+}
+
+Result<PersistResult> committed(Transaction& tx, PersistResult r) {
+  auto done = tx.commit();
+  if (!done) return std::unexpected(done.error());
+  for (const auto& p : *done) r.what += " (could not delete " + p + ")";
+  return r;
+}
+
+}  // namespace
+
 Result<PersistResult> persist_env_block(const FileSystem& fs, FileWriter& w, const std::string& rc,
                                         const std::string& commands) {
   PersistResult r;
   const std::string file = rc_target(fs, rc);
   r.file = file;
-  const std::string block = std::string(kBegin) + "\n" + commands + kEnd + "\n";
+  const std::string block = std::string(kEnvBlockBegin) + "\n" + commands + kEnvBlockEnd + "\n";
   const std::string backup = file + ".dlenv-backup";
-  const std::string old = file + ".dlenv-old";
   Transaction tx(w);
   auto st = fs.stat(file);
   if (st && st->type != FileType::regular) return fail(file + " is not a regular file");
-  if (st) {
-    auto text = fs.read_file(file);
-    if (!text) return std::unexpected(text.error());
-    bool found = false;
-    std::string rest = strip_block(*text, &found);
-    if (!rest.empty() && rest.back() != '\n') rest += '\n';
-    if (!fs.exists(backup)) {
-      if (auto x = tx.rename(file, backup); !x) return std::unexpected(x.error());
-      r.backup = backup;
-    } else {
-      r.backup = backup;  // the original from the first persist stays the one undo restores
-      if (auto x = tx.rename(file, old); !x) return std::unexpected(x.error());
-      tx.remove_on_commit(old);
-    }
-    if (auto x = tx.write_new_file(file, rest + block, st->mode & 07777); !x) {
-      return std::unexpected(x.error());
-    }
-    r.what = found ? "replaced the dlenv block in" : "added a dlenv block to";
-  } else {
+  if (!st) {
     auto made =
         tx.make_dirs(path_dirname(file), [&](const std::string& p) { return fs.exists(p); });
     if (!made) return std::unexpected(made.error());
     if (auto x = tx.write_new_file(file, block, 0644); !x) return std::unexpected(x.error());
     r.what = "wrote";
+    return committed(tx, r);
   }
-  auto committed = tx.commit();
-  if (!committed) return std::unexpected(committed.error());
-  for (const auto& p : *committed) r.what += " (could not delete " + p + ")";
-  return r;
+  auto text = fs.read_file(file);
+  if (!text) return std::unexpected(text.error());
+  bool found = false;
+  std::string rest = strip_block(*text, &found);
+  if (!rest.empty() && rest.back() != '\n') rest += '\n';
+  // The original from the first persist stays the one undo restores.
+  r.backup = backup;
+  if (!fs.exists(backup)) {
+    if (auto x = write_like(tx, backup, *text, *st); !x) return std::unexpected(x.error());
+  }
+  if (auto x = replace_atomically(tx, w, file, rest + block, *st); !x) {
+    return std::unexpected(x.error());
+  }
+  r.what = found ? "replaced the dlenv block in" : "added a dlenv block to";
+  return committed(tx, r);
 }
 
 Result<PersistResult> undo_persist_env_block(const FileSystem& fs, FileWriter& w,
@@ -273,10 +298,12 @@ Result<PersistResult> undo_persist_env_block(const FileSystem& fs, FileWriter& w
   const std::string backup = file + ".dlenv-backup";
   const std::string old = file + ".dlenv-old";
   Transaction tx(w);
+  auto st = fs.stat(file);
+  if (st && st->type != FileType::regular) return fail(file + " is not a regular file");
   // Lines the user changed outside the block since the persist stay: then only the
   // block goes (the backup is dropped); otherwise the backup comes back byte for byte.
   std::optional<std::string> edited;
-  if (fs.exists(backup) && fs.exists(file)) {
+  if (fs.exists(backup) && st) {
     auto now = fs.read_file(file);
     auto then = fs.read_file(backup);
     if (!now) return std::unexpected(now.error());
@@ -284,21 +311,15 @@ Result<PersistResult> undo_persist_env_block(const FileSystem& fs, FileWriter& w
     if (outside_block(*now) != outside_block(*then)) edited = outside_block(*now);
   }
   if (edited) {
-    auto st = fs.stat(file);
-    if (auto x = tx.rename(file, old); !x) return std::unexpected(x.error());
-    tx.remove_on_commit(old);
-    if (auto x = tx.write_new_file(file, *edited, st ? st->mode & 07777 : 0644); !x) {
+    tx.remove_on_commit(backup);
+    if (auto x = replace_atomically(tx, w, file, *edited, *st); !x) {
       return std::unexpected(x.error());
     }
-    tx.remove_on_commit(backup);
     r.what = "removed the dlenv block (keeping the lines you changed since) from";
     r.backup = backup;
   } else if (fs.exists(backup)) {
-    if (fs.exists(file)) {
-      if (auto x = tx.rename(file, old); !x) return std::unexpected(x.error());
-      tx.remove_on_commit(old);
-    }
-    if (auto x = tx.rename(backup, file); !x) return std::unexpected(x.error());
+    auto x = st ? w.replace_file(backup, file) : tx.rename(backup, file);
+    if (!x) return std::unexpected(x.error());
     r.what = "restored";
     r.backup = backup;
   } else {
@@ -308,22 +329,18 @@ Result<PersistResult> undo_persist_env_block(const FileSystem& fs, FileWriter& w
     std::string rest = strip_block(*text, &found);
     if (!found)
       return fail(file + " has no dlenv block and there is no " + backup + ": nothing to undo");
-    auto st = fs.stat(file);
-    if (auto x = tx.rename(file, old); !x) return std::unexpected(x.error());
-    tx.remove_on_commit(old);
     if (rest.empty()) {
+      if (auto x = tx.rename(file, old); !x) return std::unexpected(x.error());
+      tx.remove_on_commit(old);
       r.what = "removed";  // dlenv created it
     } else {
-      if (auto x = tx.write_new_file(file, rest, st ? st->mode & 07777 : 0644); !x) {
+      if (auto x = replace_atomically(tx, w, file, rest, *st); !x) {
         return std::unexpected(x.error());
       }
       r.what = "removed the dlenv block from";
     }
   }
-  auto committed = tx.commit();
-  if (!committed) return std::unexpected(committed.error());
-  for (const auto& p : *committed) r.what += " (could not delete " + p + ")";
-  return r;
+  return committed(tx, r);
 }
 
 namespace {

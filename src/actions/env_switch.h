@@ -42,6 +42,9 @@ Result<EnvSwitch> plan_env_switch(const ProbeContext& ctx, const Version& cuda);
 std::string render_env_commands(const EnvSwitch& s, Shell shell, Os os);
 
 // Persisting: the commands in a block between marker lines in `file` (logical path).
+// The marker lines (each on a line of its own):
+extern const char* const kEnvBlockBegin;
+extern const char* const kEnvBlockEnd;
 // The first time an existing file is changed it is copied to `file`.dlenv-backup;
 // undo puts that copy back exactly (or removes a file persist created); when lines
 // outside the block changed since, undo removes only the block and keeps them. A

@@ -1,6 +1,8 @@
 #include "actions/env_switch.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "actions/cudnn_test_support.h"
 #include "platform/env.h"
@@ -181,6 +183,61 @@ TEST(EnvPersist, UndoKeepsUserLinesAndALinkedRc) {
   EXPECT_EQ(sfs::status(root.at("home/me/dotfiles/bashrc")).permissions(), sfs::perms(0600));
   EXPECT_FALSE(sfs::exists(root.at("home/me/dotfiles/bashrc.dlenv-backup")));
   EXPECT_FALSE(sfs::exists(root.at("home/me/dotfiles/bashrc.dlenv-old")));
+}
+
+// Lines the user adds before and after the block survive byte for byte; the rc is
+// replaced in one rename through its link (never a moment without it), keeping mode
+// 0600 and, as root, a foreign owner; nothing of dlenv's is left next to it.
+TEST(EnvPersist, ByteExactAroundTheBlockAtomicKeepingModeAndOwner) {
+  TempDir root("persist4");
+  const std::string original = "# rc\nexport A=1\n";
+  testing::write_file(root.at("home/me/dotfiles/bashrc"), original, 0600);
+  sfs::create_symlink("dotfiles/bashrc", root.at("home/me/.bashrc"));
+  const std::string target = root.at("home/me/dotfiles/bashrc");
+  const bool as_root = ::geteuid() == 0;
+  if (as_root) {
+    ASSERT_EQ(::chown(target.c_str(), 4321, 4322), 0);
+  }
+  auto fs = make_rooted_filesystem(root.path());
+  auto w = make_file_writer(root.path());
+  auto owner = [&] {
+    struct stat st {};
+    ::stat(target.c_str(), &st);
+    return std::pair<uid_t, gid_t>(st.st_uid, st.st_gid);
+  };
+  const auto owner_before = owner();
+  ASSERT_TRUE(persist_env_block(*fs, *w, "/home/me/.bashrc", "export CUDA_HOME='/a'\n"));
+  std::string text = testing::read_host_file(target);
+  const size_t at = text.find(kEnvBlockBegin);
+  ASSERT_NE(at, std::string::npos) << text;
+  EXPECT_EQ(text.substr(0, at), original);
+  // The user adds a line before and one after the block.
+  const std::string edited = "export BEFORE=1\n" + text + "export AFTER=1\n";
+  testing::write_file(target, edited, 0600);
+  if (as_root) {
+    ASSERT_EQ(::chown(target.c_str(), 4321, 4322), 0);
+  }
+  // A second persist replaces only the block.
+  ASSERT_TRUE(persist_env_block(*fs, *w, "/home/me/.bashrc", "export CUDA_HOME='/b'\n"));
+  text = testing::read_host_file(target);
+  EXPECT_EQ(text.find("'/a'"), std::string::npos);
+  EXPECT_EQ(text.substr(0, 16 + original.size()), "export BEFORE=1\n" + original);
+  EXPECT_TRUE(text.ends_with(std::string(kEnvBlockEnd) + "\n")) << text;
+  EXPECT_NE(text.find("export AFTER=1\n"), std::string::npos);
+  EXPECT_EQ(sfs::status(target).permissions(), sfs::perms(0600));
+  EXPECT_EQ(owner(), owner_before);
+  EXPECT_EQ(sfs::read_symlink(root.at("home/me/.bashrc")), "dotfiles/bashrc");
+  EXPECT_FALSE(sfs::exists(target + ".dlenv-new"));
+  EXPECT_EQ(testing::read_host_file(target + ".dlenv-backup"), original);
+  // Undo: exactly the user's lines, no block, mode and owner kept.
+  auto u = undo_persist_env_block(*fs, *w, "/home/me/.bashrc");
+  ASSERT_TRUE(u) << u.error().message;
+  EXPECT_EQ(testing::read_host_file(target), "export BEFORE=1\n" + original + "export AFTER=1\n");
+  EXPECT_EQ(sfs::status(target).permissions(), sfs::perms(0600));
+  EXPECT_EQ(owner(), owner_before);
+  EXPECT_FALSE(sfs::exists(target + ".dlenv-new"));
+  EXPECT_FALSE(sfs::exists(target + ".dlenv-backup"));
+  EXPECT_EQ(sfs::read_symlink(root.at("home/me/.bashrc")), "dotfiles/bashrc");
 }
 
 TEST(UserEnvironmentStore, SaysItIsWindowsOnlyHere) {

@@ -17,13 +17,58 @@ Result<void> FaultInjectingWriter::make_dir(const std::string& path, uint32_t mo
   return inner_.make_dir(path, mode);
 }
 
-Result<void> FaultInjectingWriter::write_new_file(const std::string& path, std::string_view data,
-                                                  uint32_t mode) {
-  if (auto f = step("write " + path, [&] {
-        (void)inner_.write_new_file(path, data.substr(0, data.size() / 2), mode);
-      }))
-    return std::unexpected(*f);
-  return inner_.write_new_file(path, data, mode);
+Result<void> FileWriter::write_new_file(const std::string& path, std::string_view data,
+                                        uint32_t mode) {
+  auto f = create_new_file(path, mode, data.size());
+  if (!f) return std::unexpected(f.error());
+  if (auto w = (*f)->write(data); !w) return w;
+  return (*f)->finish();
+}
+
+namespace {
+
+// The file of the faulty call: its bytes pass through until half of the promised
+// size is reached; there the fault happens (what a full disk or a crash leaves).
+class FaultyNewFile : public NewFile {
+ public:
+  FaultyNewFile(std::unique_ptr<NewFile> inner, uint64_t size, std::function<Result<void>()> fault)
+      : inner_(std::move(inner)), half_(size / 2), fault_(std::move(fault)) {}
+  Result<void> write(std::string_view data) override {
+    const uint64_t room = half_ - written_;
+    if (data.size() < room) {
+      written_ += data.size();
+      return inner_->write(data);
+    }
+    if (auto w = inner_->write(data.substr(0, static_cast<size_t>(room))); !w) return w;
+    written_ = half_;
+    return fault_();
+  }
+  Result<void> set_owner(uint32_t uid, uint32_t gid) override {
+    return inner_->set_owner(uid, gid);
+  }
+  Result<void> finish() override { return fault_(); }
+
+ private:
+  std::unique_ptr<NewFile> inner_;
+  uint64_t half_;
+  uint64_t written_ = 0;
+  std::function<Result<void>()> fault_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<NewFile>> FaultInjectingWriter::create_new_file(const std::string& path,
+                                                                       uint32_t mode,
+                                                                       uint64_t size) {
+  if (++calls_ != fault_at_) return inner_.create_new_file(path, mode, size);
+  auto inner = inner_.create_new_file(path, mode, size);
+  if (!inner) return inner;
+  const std::string what = fmt::format("injected failure at step {}: write {}", calls_, path);
+  auto fault = [this, what]() -> Result<void> {
+    if (at_fault_) at_fault_();
+    return fail(what);
+  };
+  return std::unique_ptr<NewFile>(new FaultyNewFile(std::move(*inner), size, fault));
 }
 
 Result<void> FaultInjectingWriter::make_symlink(const std::string& path,
@@ -35,6 +80,11 @@ Result<void> FaultInjectingWriter::make_symlink(const std::string& path,
 Result<void> FaultInjectingWriter::rename(const std::string& from, const std::string& to) {
   if (auto f = step("rename " + from)) return std::unexpected(*f);
   return inner_.rename(from, to);
+}
+
+Result<void> FaultInjectingWriter::replace_file(const std::string& from, const std::string& to) {
+  if (auto f = step("replace " + to)) return std::unexpected(*f);
+  return inner_.replace_file(from, to);
 }
 
 Result<void> FaultInjectingWriter::remove(const std::string& path) {

@@ -32,19 +32,43 @@ class FileLock {
   virtual ~FileLock() = default;
 };
 
+// A new regular file being written piece by piece (FileWriter::create_new_file), so
+// that a large file never has to be in memory whole.
+class NewFile {
+ public:
+  // Without finish(), the partial file is removed.
+  virtual ~NewFile() = default;
+  // Appends `data`; Error when it would go past the size promised at creation.
+  virtual Result<void> write(std::string_view data) = 0;
+  // Gives the file this owner (POSIX fchown; nothing on Windows), as the file it
+  // will replace has: Error when this process may not.
+  virtual Result<void> set_owner(uint32_t uid, uint32_t gid) = 0;
+  // Checks that exactly the promised bytes were written, sets the mode and flushes
+  // the file and its directory: only then is the file complete.
+  virtual Result<void> finish() = 0;
+};
+
 class FileWriter {
  public:
   virtual ~FileWriter() = default;
   // Creates one directory (its parent must exist) with exactly `mode`; Error when it
   // already exists.
   virtual Result<void> make_dir(const std::string& path, uint32_t mode) = 0;
-  // Creates a new regular file with `data` and permission bits `mode`, flushed to
-  // disk; Error when something already exists at `path` (never overwrites).
-  virtual Result<void> write_new_file(const std::string& path, std::string_view data,
-                                      uint32_t mode) = 0;
+  // Creates a new regular file of exactly `size` bytes, written through the returned
+  // NewFile, with permission bits `mode`; Error when something already exists at
+  // `path` (never overwrites).
+  virtual Result<std::unique_ptr<NewFile>> create_new_file(const std::string& path, uint32_t mode,
+                                                           uint64_t size) = 0;
+  // create_new_file + one write + finish: a new file with `data`, flushed to disk.
+  Result<void> write_new_file(const std::string& path, std::string_view data, uint32_t mode);
   virtual Result<void> make_symlink(const std::string& path, const std::string& target) = 0;
   // Renames within one file system; Error when `to` exists.
   virtual Result<void> rename(const std::string& from, const std::string& to) = 0;
+  // Renames `from` over the existing regular file `to` in one atomic step (readers
+  // see the old or the new file, never none), then flushes the directory: the
+  // atomic edit of a file (env --persist). Error when `to` is not a regular file.
+  // Not undoable: a transaction does it last.
+  virtual Result<void> replace_file(const std::string& from, const std::string& to) = 0;
   // Removes a file, a symlink (not its target) or an empty directory.
   virtual Result<void> remove(const std::string& path) = 0;
   // Appends `data` to a regular file (created 0600 when missing) and flushes it to
@@ -79,10 +103,11 @@ class FaultInjectingWriter : public FileWriter {
         fault_at_(fault_at),
         at_fault_(std::move(at_fault)) {}
   Result<void> make_dir(const std::string& path, uint32_t mode) override;
-  Result<void> write_new_file(const std::string& path, std::string_view data,
-                              uint32_t mode) override;
+  Result<std::unique_ptr<NewFile>> create_new_file(const std::string& path, uint32_t mode,
+                                                   uint64_t size) override;
   Result<void> make_symlink(const std::string& path, const std::string& target) override;
   Result<void> rename(const std::string& from, const std::string& to) override;
+  Result<void> replace_file(const std::string& from, const std::string& to) override;
   Result<void> remove(const std::string& path) override;
   Result<void> append_durably(const std::string& path, std::string_view data) override;
   bool exists(const std::string& path) const override { return inner_.exists(path); }

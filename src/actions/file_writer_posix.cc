@@ -49,6 +49,81 @@ std::string errno_text(int e) {
   return std::strerror(e);
 }
 
+Result<void> sync_dir_of(const Fd& dir, const std::string& host) {
+  if (::fsync(dir.get()) != 0) {
+    return fail(fmt::format("cannot flush the directory of {}: {}", host, errno_text(errno)));
+  }
+  return {};
+}
+
+// A file created O_EXCL|O_NOFOLLOW in its directory (held open by fd), written in
+// pieces, never past the promised size; removed again unless finished.
+class PosixNewFile : public NewFile {
+ public:
+  PosixNewFile(Fd dir, std::string name, Fd file, std::string host, uint32_t mode, uint64_t size)
+      : dir_(std::move(dir)),
+        name_(std::move(name)),
+        file_(std::move(file)),
+        host_(std::move(host)),
+        mode_(mode),
+        size_(size) {}
+  ~PosixNewFile() override {
+    if (!finished_) ::unlinkat(dir_.get(), name_.c_str(), 0);
+  }
+
+  Result<void> write(std::string_view data) override {
+    if (data.size() > size_ - written_) {
+      return fail(
+          fmt::format("cannot write {}: more than the {} bytes its source declared (the source is "
+                      "corrupt or changed while being read)",
+                      host_, size_));
+    }
+    for (size_t done = 0; done < data.size();) {
+      ssize_t n = ::write(file_.get(), data.data() + done, data.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return failed("write");
+      done += static_cast<size_t>(n);
+    }
+    written_ += data.size();
+    return {};
+  }
+
+  Result<void> set_owner(uint32_t uid, uint32_t gid) override {
+    struct stat st {};
+    if (::fstat(file_.get(), &st) == 0 && st.st_uid == uid && st.st_gid == gid) return {};
+    if (::fchown(file_.get(), uid, gid) != 0) {
+      return fail(fmt::format("cannot give {} the owner {}:{} of the file it replaces: {}", host_,
+                              uid, gid, errno_text(errno)));
+    }
+    return {};
+  }
+
+  Result<void> finish() override {
+    if (written_ != size_) {
+      return fail(fmt::format("cannot complete {}: {} bytes were written, {} were declared", host_,
+                              written_, size_));
+    }
+    if (::fchmod(file_.get(), mode_ & 07777) != 0) return failed("set the mode of");
+    if (::fsync(file_.get()) != 0) return failed("flush");
+    if (auto s = sync_dir_of(dir_, host_); !s) return s;
+    finished_ = true;
+    return {};
+  }
+
+ private:
+  std::unexpected<Error> failed(const char* what) const {
+    return fail(fmt::format("cannot {} {} ({} bytes): {}", what, host_, size_, errno_text(errno)));
+  }
+  Fd dir_;
+  std::string name_;
+  Fd file_;
+  std::string host_;
+  uint32_t mode_;
+  uint64_t size_;
+  uint64_t written_ = 0;
+  bool finished_ = false;
+};
+
 class PosixFileWriter : public FileWriter {
  public:
   explicit PosixFileWriter(std::string root) : root_(std::move(root)) {
@@ -69,8 +144,8 @@ class PosixFileWriter : public FileWriter {
     return sync_dir(p->dir, path);
   }
 
-  Result<void> write_new_file(const std::string& path, std::string_view data,
-                              uint32_t mode) override {
+  Result<std::unique_ptr<NewFile>> create_new_file(const std::string& path, uint32_t mode,
+                                                   uint64_t size) override {
     auto p = parent(path, "create");
     if (!p) return std::unexpected(p.error());
     Fd f(::openat(p->dir.get(), p->name.c_str(),
@@ -79,21 +154,8 @@ class PosixFileWriter : public FileWriter {
       return fail(fmt::format("cannot create {}: {}", host_path(path),
                               errno == EEXIST ? "something is already there" : errno_text(errno)));
     }
-    auto failed = [&](const std::string& what) {
-      const int e = errno;
-      ::unlinkat(p->dir.get(), p->name.c_str(), 0);
-      return fail(fmt::format("cannot {} {} ({} bytes): {}", what, host_path(path), data.size(),
-                              errno_text(e)));
-    };
-    for (size_t done = 0; done < data.size();) {
-      ssize_t n = ::write(f.get(), data.data() + done, data.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return failed("write");
-      done += static_cast<size_t>(n);
-    }
-    if (::fchmod(f.get(), mode & 07777) != 0) return failed("set the mode of");
-    if (::fsync(f.get()) != 0) return failed("flush");
-    return sync_dir(p->dir, path);
+    return std::unique_ptr<NewFile>(
+        new PosixNewFile(std::move(p->dir), p->name, std::move(f), host_path(path), mode, size));
   }
 
   Result<void> make_symlink(const std::string& path, const std::string& target) override {
@@ -132,6 +194,25 @@ class PosixFileWriter : public FileWriter {
         return fail(fmt::format("cannot move {} to {}: the destination exists", hf, ht));
       }
       if (e != 0) return fail(fmt::format("cannot move {} to {}: {}", hf, ht, errno_text(e)));
+    }
+    if (auto s = sync_dir(pt->dir, to); !s) return s;
+    if (path_dirname(from) != path_dirname(to)) return sync_dir(pf->dir, from);
+    return {};
+  }
+
+  Result<void> replace_file(const std::string& from, const std::string& to) override {
+    auto pf = parent(from, "move");
+    if (!pf) return std::unexpected(pf.error());
+    auto pt = parent(to, "replace");
+    if (!pt) return std::unexpected(pt.error());
+    struct stat st {};
+    if (::fstatat(pt->dir.get(), pt->name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(st.st_mode)) {
+      return fail(fmt::format("cannot replace {}: not a regular file", host_path(to)));
+    }
+    if (::renameat(pf->dir.get(), pf->name.c_str(), pt->dir.get(), pt->name.c_str()) != 0) {
+      return fail(fmt::format("cannot replace {} with {}: {}", host_path(to), host_path(from),
+                              errno_text(errno)));
     }
     if (auto s = sync_dir(pt->dir, to); !s) return s;
     if (path_dirname(from) != path_dirname(to)) return sync_dir(pf->dir, from);
@@ -260,11 +341,7 @@ class PosixFileWriter : public FileWriter {
   }
 
   Result<void> sync_dir(const Fd& dir, const std::string& changed) const {
-    if (::fsync(dir.get()) != 0) {
-      return fail(fmt::format("cannot flush the directory of {}: {}", host_path(changed),
-                              errno_text(errno)));
-    }
-    return {};
+    return sync_dir_of(dir, host_path(changed));
   }
 
   std::string root_;

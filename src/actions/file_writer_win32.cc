@@ -31,6 +31,58 @@ class HandleLock : public FileLock {
   HANDLE h_;
 };
 
+// A new file written through an ofstream, never past the promised size; removed
+// again unless finished.
+class StreamNewFile : public NewFile {
+ public:
+  StreamNewFile(std::ofstream out, std::string host, uint32_t mode, uint64_t size)
+      : out_(std::move(out)), host_(std::move(host)), mode_(mode), size_(size) {}
+  ~StreamNewFile() override {
+    if (finished_) return;
+    out_.close();
+    std::error_code ec;
+    sfs::remove(host_, ec);
+  }
+  Result<void> write(std::string_view data) override {
+    if (data.size() > size_ - written_) {
+      return fail(fmt::format(
+          "cannot write {}: more than the {} bytes its source declared (the source is corrupt "
+          "or changed while being read)",
+          host_, size_));
+    }
+    out_.write(data.data(), static_cast<std::streamsize>(data.size()));
+    if (!out_) return fail(fmt::format("cannot write {}: {}", host_, std::strerror(errno)));
+    written_ += data.size();
+    return {};
+  }
+  Result<void> set_owner(uint32_t, uint32_t) override {
+    return {};
+  }  // Windows: ACLs, kept by the folder
+
+  Result<void> finish() override {
+    if (written_ != size_) {
+      return fail(fmt::format("cannot complete {}: {} bytes were written, {} were declared", host_,
+                              written_, size_));
+    }
+    out_.flush();
+    if (!out_) return fail(fmt::format("cannot write {}: {}", host_, std::strerror(errno)));
+    out_.close();
+    std::error_code ec;
+    sfs::permissions(host_, static_cast<sfs::perms>(mode_ & 07777), ec);
+    if (ec) return fail(fmt::format("cannot set the permissions of {}: {}", host_, ec.message()));
+    finished_ = true;
+    return {};
+  }
+
+ private:
+  std::ofstream out_;
+  std::string host_;
+  uint32_t mode_;
+  uint64_t size_;
+  uint64_t written_ = 0;
+  bool finished_ = false;
+};
+
 class RealFileWriter : public FileWriter {
  public:
   explicit RealFileWriter(std::string root) : root_(std::move(root)) {
@@ -48,28 +100,16 @@ class RealFileWriter : public FileWriter {
     return {};
   }
 
-  Result<void> write_new_file(const std::string& path, std::string_view data,
-                              uint32_t mode) override {
+  Result<std::unique_ptr<NewFile>> create_new_file(const std::string& path, uint32_t mode,
+                                                   uint64_t size) override {
     const std::string h = host_path(path);
     std::error_code ec;
     if (sfs::exists(sfs::symlink_status(h, ec))) {
       return fail(fmt::format("cannot write {}: something is already there", h));
     }
-    {
-      std::ofstream out(h, std::ios::binary | std::ios::trunc);
-      if (!out) return fail(fmt::format("cannot create {}: {}", h, std::strerror(errno)));
-      out.write(data.data(), static_cast<std::streamsize>(data.size()));
-      out.flush();
-      if (!out) {
-        std::string why = std::strerror(errno);
-        out.close();
-        sfs::remove(h, ec);
-        return fail(fmt::format("cannot write {} ({} bytes): {}", h, data.size(), why));
-      }
-    }
-    sfs::permissions(h, static_cast<sfs::perms>(mode & 07777), ec);
-    if (ec) return fail(fmt::format("cannot set the permissions of {}: {}", h, ec.message()));
-    return {};
+    std::ofstream out(h, std::ios::binary | std::ios::trunc);
+    if (!out) return fail(fmt::format("cannot create {}: {}", h, std::strerror(errno)));
+    return std::unique_ptr<NewFile>(new StreamNewFile(std::move(out), h, mode, size));
   }
 
   Result<void> make_symlink(const std::string& path, const std::string& target) override {
@@ -89,6 +129,20 @@ class RealFileWriter : public FileWriter {
     }
     sfs::rename(hf, ht, ec);
     if (ec) return fail(fmt::format("cannot move {} to {}: {}", hf, ht, ec.message()));
+    return {};
+  }
+
+  Result<void> replace_file(const std::string& from, const std::string& to) override {
+    const std::string hf = host_path(from), ht = host_path(to);
+    std::error_code ec;
+    if (!sfs::is_regular_file(sfs::symlink_status(ht, ec))) {
+      return fail(fmt::format("cannot replace {}: not a regular file", ht));
+    }
+    // MoveFileEx(MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH): one step.
+    if (!::MoveFileExW(win32::widen(hf).c_str(), win32::widen(ht).c_str(),
+                       MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) {
+      return fail(fmt::format("cannot replace {} with {}: error {}", ht, hf, ::GetLastError()));
+    }
     return {};
   }
 

@@ -232,7 +232,23 @@ Result<void> Transaction::make_dirs(const std::string& path,
 
 Result<void> Transaction::write_new_file(const std::string& path, std::string_view data,
                                          uint32_t mode) {
-  return create({Step::write, path, "", mode}, [&] { return w_.write_new_file(path, data, mode); });
+  auto f = create_new_file(path, mode, data.size());
+  if (!f) return std::unexpected(f.error());
+  if (auto w = (*f)->write(data); !w) return w;
+  return (*f)->finish();
+}
+
+Result<std::unique_ptr<NewFile>> Transaction::create_new_file(const std::string& path,
+                                                              uint32_t mode, uint64_t size) {
+  std::unique_ptr<NewFile> file;
+  auto r = create({Step::write, path, "", mode}, [&]() -> Result<void> {
+    auto f = w_.create_new_file(path, mode, size);
+    if (!f) return std::unexpected(f.error());
+    file = std::move(*f);
+    return {};
+  });
+  if (!r) return std::unexpected(r.error());
+  return file;
 }
 
 Result<void> Transaction::make_symlink(const std::string& path, const std::string& target) {

@@ -58,6 +58,9 @@ class Transaction {
   Result<void> make_dirs(const std::string& path,
                          const std::function<bool(const std::string&)>& exists);
   Result<void> write_new_file(const std::string& path, std::string_view data, uint32_t mode);
+  // A new file written in pieces (FileWriter::create_new_file), journaled as a write.
+  Result<std::unique_ptr<NewFile>> create_new_file(const std::string& path, uint32_t mode,
+                                                   uint64_t size);
   Result<void> make_symlink(const std::string& path, const std::string& target);
   Result<void> rename(const std::string& from, const std::string& to);
   // Removes an empty directory (undo: creates it again with `mode`).

@@ -20,14 +20,19 @@ class DiesAfter : public FileWriter {
   Result<void> make_dir(const std::string& p, uint32_t m) override {
     return live() ? inner_.make_dir(p, m) : dead();
   }
-  Result<void> write_new_file(const std::string& p, std::string_view d, uint32_t m) override {
-    return live() ? inner_.write_new_file(p, d, m) : dead();
+  Result<std::unique_ptr<NewFile>> create_new_file(const std::string& p, uint32_t m,
+                                                   uint64_t size) override {
+    if (!live()) return fail("the process is dead");
+    return inner_.create_new_file(p, m, size);
   }
   Result<void> make_symlink(const std::string& p, const std::string& t) override {
     return live() ? inner_.make_symlink(p, t) : dead();
   }
   Result<void> rename(const std::string& a, const std::string& b) override {
     return live() ? inner_.rename(a, b) : dead();
+  }
+  Result<void> replace_file(const std::string& a, const std::string& b) override {
+    return live() ? inner_.replace_file(a, b) : dead();
   }
   Result<void> remove(const std::string& p) override { return live() ? inner_.remove(p) : dead(); }
   Result<void> append_durably(const std::string& p, std::string_view d) override {
@@ -277,6 +282,34 @@ TEST(FileWriterPosix, ModesAreExactAndRenamesNeverReplace) {
   EXPECT_NE(r.error().message.find("destination exists"), std::string::npos);
   EXPECT_EQ(testing::read_host_file(t.root.at("tk/include/x.h")), "old header");
   EXPECT_FALSE(real->write_new_file("/tk/f", "y", 0644));  // never overwrites
+}
+
+// A file written in pieces holds exactly the bytes its creator declared: one more is
+// refused, one fewer fails at finish(), and an unfinished file does not stay.
+TEST(FileWriterPosix, NewFilesHoldExactlyTheDeclaredBytes) {
+  Tree t;
+  auto real = make_file_writer(t.root.path());
+  {
+    auto f = real->create_new_file("/tk/big", 0644, 8);
+    ASSERT_TRUE(f) << f.error().message;
+    ASSERT_TRUE((*f)->write("1234"));
+    auto over = (*f)->write("56789");
+    ASSERT_FALSE(over);
+    EXPECT_NE(over.error().message.find("more than the 8 bytes"), std::string::npos);
+    ASSERT_TRUE((*f)->write("5678"));
+    ASSERT_TRUE((*f)->finish());
+  }
+  EXPECT_EQ(testing::read_host_file(t.root.at("tk/big")), "12345678");
+  {
+    auto f = real->create_new_file("/tk/short", 0644, 8);
+    ASSERT_TRUE(f);
+    ASSERT_TRUE((*f)->write("123"));
+    auto done = (*f)->finish();
+    ASSERT_FALSE(done);
+    EXPECT_NE(done.error().message.find("3 bytes were written, 8 were declared"), std::string::npos)
+        << done.error().message;
+  }
+  EXPECT_FALSE(sfs::exists(t.root.at("tk/short")));  // not finished: removed
 }
 
 TEST(FileWriterPosix, TheLockIsExclusiveAndGoesWithItsHolder) {

@@ -10,6 +10,7 @@
 #include <regex>
 #include <sstream>
 
+#include "actions/cudnn_install.h"
 #include "actions/plan.h"
 #include "cli/choices.h"
 #include "cli/command_tree.h"
@@ -252,6 +253,11 @@ int run_doctor(const CommonOptions& co, const DoctorOptions& o, std::ostream& ou
   Facts facts = collect_facts(ctx, po);
   facts.tool_version = version_number();
   facts.root = co.root;
+  for (const auto& t : find_interrupted_transactions(ctx)) {
+    facts.interrupted_changes.push_back(
+        {display_path(t.toolkit, ctx.os), display_path(t.journal, ctx.os),
+         describe_pending(t.pending), recover_command(t.toolkit, ctx.os)});
+  }
   auto findings = run_rules(facts, *setup->kb, setup->os);
   attach_plan_fixes(facts, *setup->kb, findings);
   facts.timing.ms["wall"] =

@@ -5,10 +5,13 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <tuple>
 
 #include "actions/cudnn_install.h"
+#include "actions/cudnn_verify.h"
 #include "cli/cli.h"
 #include "cli/kill_point.h"
+#include "cli/self_exe.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -45,7 +48,45 @@ struct CudnnOptions {
   bool force = false;
   bool no_wait = false;
   std::string sha256;
+  std::string max_file_size, max_total_size;  // SourceLimits overrides ("" = default)
+  size_t max_files = 0;
 };
+
+// The limits a source is opened with: the defaults (cudnn_source.h), or the
+// --max-file-size / --max-total-size / --max-files given. nullopt (said on `err`)
+// for a size that does not parse.
+std::optional<SourceLimits> source_limits(const char* cmd, const CudnnOptions& o,
+                                          std::ostream& err) {
+  SourceLimits limits;
+  for (auto [text, flag, field] :
+       {std::tuple{&o.max_file_size, "--max-file-size", &limits.max_entry_bytes},
+        std::tuple{&o.max_total_size, "--max-total-size", &limits.max_total_bytes}}) {
+    if (text->empty()) continue;
+    auto v = parse_byte_size(*text);
+    if (!v) {
+      err << "dlenv cudnn " << cmd << ": " << flag << " wants a size (2G, 512M, 1048576), not '"
+          << *text << "'\n";
+      return std::nullopt;
+    }
+    *field = *v;
+  }
+  if (o.max_files > 0) limits.max_entries = o.max_files;
+  return limits;
+}
+
+// The source limits' options, on inspect and install.
+void add_limit_options(CLI::App* app, CudnnOptions& o) {
+  app->add_option("--max-file-size", o.max_file_size,
+                  "Refuse a source with a file larger than SIZE (default 2G: 8x the largest file "
+                  "of a real cuDNN release)")
+      ->type_name("SIZE");
+  app->add_option("--max-total-size", o.max_total_size,
+                  "Refuse a source whose files add up to more than SIZE (default 8G)")
+      ->type_name("SIZE");
+  app->add_option("--max-files", o.max_files,
+                  "Refuse a source with more than N entries (default 2000)")
+      ->type_name("N");
+}
 
 int inspect(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
   auto kb = o.common.kb_dir.empty() ? Kb::load_embedded() : Kb::load_dir(o.common.kb_dir);
@@ -53,7 +94,9 @@ int inspect(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
     err << "dlenv: knowledge base: " << kb.error().message << "\n";
     return kExitToolFailed;
   }
-  auto src = open_cudnn_source(o.source);
+  auto limits = source_limits("inspect", o, err);
+  if (!limits) return kExitUsage;
+  auto src = open_cudnn_source(o.source, *limits);
   if (!src) {
     err << "dlenv cudnn inspect: " << src.error().message << "\n";
     return kExitFindings;
@@ -149,7 +192,9 @@ int install(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
       return kExitFindings;
     }
   }
-  auto src = open_cudnn_source(o.source);
+  auto limits = source_limits("install", o, err);
+  if (!limits) return kExitUsage;
+  auto src = open_cudnn_source(o.source, *limits);
   if (!src) {
     err << "dlenv cudnn install: " << src.error().message << "\n";
     return kExitFindings;
@@ -189,7 +234,9 @@ int install(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
     err << "dlenv cudnn install: not confirmed; nothing was changed (re-run with --yes)\n";
     return kExitFindings;
   }
-  auto r = execute_cudnn_install(ctx, **src, *plan, *writer);
+  auto r = execute_cudnn_install(
+      ctx, **src, *plan, *writer,
+      child_load_checker({self_executable(), "cudnn", "load-check"}, setup->os));
   out << (o.common.json ? render_install_json(*plan, &r, false, setup->os)
                         : render_install_result_text(r));
   return r.installed ? kExitOk : kExitFindings;
@@ -300,6 +347,7 @@ CommandRunner add_cudnn_command(CLI::App& app, Choices& choices, std::ostream& o
   ins->add_option("source", o->source, "ARCHIVE (.tar.xz/.zip) or extracted DIR")->required();
   ins->add_flag("--json", o->common.json, "Machine-readable (schema dlenv.cudnn-inspect/1)");
   ins->add_option("--kb", o->common.kb_dir, "Knowledge base directory")->type_name("DIR");
+  add_limit_options(ins, *o);
   auto* inst = cudnn->add_subcommand(
       "install", "Copy cuDNN into the matching CUDA toolkit, transactionally, and verify it");
   inst->add_option("source", o->source, "ARCHIVE (.tar.xz/.zip) or extracted DIR")->required();
@@ -311,6 +359,7 @@ CommandRunner add_cudnn_command(CLI::App& app, Choices& choices, std::ostream& o
   inst->add_option("--sha256", o->sha256,
                    "Refuse the archive unless its SHA-256 is HEX (as NVIDIA publishes it)")
       ->type_name("HEX");
+  add_limit_options(inst, *o);
   inst->add_flag("--no-wait", o->no_wait,
                  "Fail at once when another dlenv process holds the toolkit's lock");
   add_action_common(inst, o->common, choices);
@@ -335,6 +384,12 @@ CommandRunner add_cudnn_command(CLI::App& app, Choices& choices, std::ostream& o
   auto* ls = cudnn->add_subcommand(
       "list", "Every cuDNN copy: version, CUDA major, completeness, who would load it");
   add_action_common(ls, o->common, choices);
+  // Hidden (no group): the real load of install's verification, run by dlenv itself in
+  // a child process (cudnn_verify.h), so that foreign code never runs in the installer.
+  auto* check = cudnn->add_subcommand("load-check", "Load FILE... in this process (internal)");
+  check->group("");
+  auto files = std::make_shared<std::vector<std::string>>();
+  check->add_option("files", *files, "Libraries, the main one first")->required();
   return [=, &out, &err]() -> std::optional<int> {
     if (!*cudnn) return std::nullopt;
     if (*ins) return inspect(*o, out, err);
@@ -342,6 +397,10 @@ CommandRunner add_cudnn_command(CLI::App& app, Choices& choices, std::ostream& o
     if (*un) return uninstall(*o, out, err);
     if (*rec) return recover(*o, out, err);
     if (*ls) return list(*o, out, err);
+    if (*check) {
+      out << run_load_check(*files);
+      return kExitOk;
+    }
     return kExitUsage;
   };
 }

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "actions/cudnn_test_support.h"
@@ -220,6 +221,22 @@ TEST(CudnnKillPoints, ListReportsAnInterruptedInstallWithTheRecoverCommand) {
       << l.out;
   auto j = run_cli({"cudnn", "list", "--root", root, "--json"});
   EXPECT_NE(j.out.find("\"recovery\": \"rolled-back\""), std::string::npos) << j.out;
+  // doctor: a finding whose fix is the recover command.
+  auto doc = run_cli({"doctor", "--root", root, "--json"});
+  auto report = nlohmann::json::parse(doc.out, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << doc.out << doc.err;
+  const nlohmann::json* interrupted = nullptr;
+  for (const auto& f : report["findings"]) {
+    if (f["id"] == "toolkit-change-interrupted") interrupted = &f;
+  }
+  ASSERT_NE(interrupted, nullptr) << doc.out;
+  EXPECT_EQ((*interrupted)["severity"], "error");
+  EXPECT_NE((*interrupted)["title"].get<std::string>().find("cudnn-install of cuDNN 9.1.0.70"),
+            std::string::npos);
+  EXPECT_NE((*interrupted)["fix"].dump().find("dlenv cudnn recover --toolkit /usr/local/cuda-12.4"),
+            std::string::npos)
+      << interrupted->dump();
+  EXPECT_EQ(doc.code, 1);
   // A dry run names the recovery too; a real install recovers first, then installs.
   auto d = run_cli({"cudnn", "install", s.archive, "--root", root, "--dry-run"});
   EXPECT_EQ(d.code, 1);
@@ -230,6 +247,8 @@ TEST(CudnnKillPoints, ListReportsAnInterruptedInstallWithTheRecoverCommand) {
   EXPECT_NE(i.err.find("rolled back cudnn-install of cuDNN 9.1.0.70"), std::string::npos) << i.err;
   l = run_cli({"cudnn", "list", "--root", root});
   EXPECT_EQ(l.out.find("interrupted"), std::string::npos) << l.out;
+  doc = run_cli({"doctor", "--root", root, "--json"});
+  EXPECT_EQ(doc.out.find("toolkit-change-interrupted"), std::string::npos);
 }
 
 }  // namespace

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "util/result.h"
@@ -26,6 +28,11 @@ struct ProcessOptions {
   // When set, the child's complete environment; otherwise it inherits ours.
   std::optional<std::map<std::string, std::string>> env;
   size_t max_output = 8u << 20;  // per stream; the rest is discarded
+  // When set, stdout is handed here piece by piece as it arrives (in order, from one
+  // thread at a time) instead of being kept in ProcessResult::out, so output of any
+  // size streams in bounded memory. Returning false stops reading: the process (its
+  // group / job) is killed.
+  std::function<bool(std::string_view)> on_stdout;
 };
 
 // argv[0] is looked up on PATH when it has no '/'. Fails (naming argv[0]) when

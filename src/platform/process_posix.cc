@@ -98,6 +98,22 @@ bool drain_once(int fd, std::string& sink, size_t cap) {
   }
 }
 
+// drain_once for a stdout handed to `on_stdout`: false at EOF, on a read error, or
+// when the consumer wants no more (*stopped set).
+bool stream_once(int fd, const std::function<bool(std::string_view)>& on_stdout, bool* stopped) {
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 && errno == EAGAIN;
+    if (!on_stdout(std::string_view(buf, static_cast<size_t>(n)))) {
+      *stopped = true;
+      return false;
+    }
+    return true;
+  }
+}
+
 // waitpid(pid) for at most `limit`; true with *status when reaped.
 bool wait_for(pid_t pid, int* status, Clock::duration limit) {
   const auto until = Clock::now() + limit;
@@ -185,6 +201,7 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
   ProcessResult result;
   bool out_open = true, err_open = true;
   bool reaped = false;
+  bool stopped = false;  // on_stdout wanted no more: the group is killed
   int status = 0;
   std::optional<Clock::time_point> exited_at;
 
@@ -197,6 +214,7 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
       }
     }
     if (reaped && !out_open && !err_open) break;
+    if (stopped) break;
 
     const auto now = Clock::now();
     if (now >= deadline) {
@@ -229,7 +247,10 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
       if (fds[i].revents == 0) continue;
       const bool is_out = fds[i].fd == out_pipe.read_end();
       std::string& sink = is_out ? result.out : result.err;
-      if (!drain_once(fds[i].fd, sink, options.max_output)) {
+      const bool more = is_out && options.on_stdout
+                            ? stream_once(fds[i].fd, options.on_stdout, &stopped)
+                            : drain_once(fds[i].fd, sink, options.max_output);
+      if (!more) {
         if (is_out) {
           out_open = false;
           out_pipe.close_read();
@@ -245,7 +266,7 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
 
   // Kill whatever is left in the group (the child on timeout, stragglers otherwise).
   // The group id stays reserved while any member lives, so this cannot hit others.
-  if (!reaped || out_open || err_open) ::kill(-pid, SIGKILL);
+  if (!reaped || out_open || err_open || stopped) ::kill(-pid, SIGKILL);
   out_pipe.close_read();
   err_pipe.close_read();
   if (!reaped) {

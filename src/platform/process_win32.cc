@@ -117,6 +117,8 @@ std::wstring environment_block(const std::map<std::string, std::string>& env) {
 struct Reader {
   HANDLE pipe = nullptr;
   size_t cap = 0;
+  const std::function<bool(std::string_view)>* on_data = nullptr;  // instead of `data`
+  std::function<void()> stop;  // kills the process when on_data wants no more
   std::mutex mu;
   std::string data;
   Clock::time_point last_data = Clock::now();
@@ -128,6 +130,15 @@ DWORD WINAPI reader_main(LPVOID param) {
   for (;;) {
     DWORD n = 0;
     if (!::ReadFile(r->pipe, buf, sizeof buf, &n, nullptr) || n == 0) break;
+    if (r->on_data) {
+      if (!(*r->on_data)(std::string_view(buf, n))) {
+        r->stop();
+        break;
+      }
+      std::lock_guard<std::mutex> lock(r->mu);
+      r->last_data = Clock::now();
+      continue;
+    }
     std::lock_guard<std::mutex> lock(r->mu);
     const size_t room = r->data.size() < r->cap ? r->cap - r->data.size() : 0;
     r->data.append(buf, std::min<size_t>(room, n));
@@ -240,14 +251,6 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
   err_write.reset();
   null_in.reset();
 
-  Reader out_reader, err_reader;
-  out_reader.pipe = out_read.get();
-  out_reader.cap = options.max_output;
-  err_reader.pipe = err_read.get();
-  err_reader.cap = options.max_output;
-  Handle out_thread(::CreateThread(nullptr, 0, reader_main, &out_reader, 0, nullptr));
-  Handle err_thread(::CreateThread(nullptr, 0, reader_main, &err_reader, 0, nullptr));
-
   auto kill_tree = [&] {
     if (in_job) {
       ::TerminateJobObject(job.get(), 1);
@@ -255,6 +258,18 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
       ::TerminateProcess(process.get(), 1);
     }
   };
+
+  Reader out_reader, err_reader;
+  out_reader.pipe = out_read.get();
+  out_reader.cap = options.max_output;
+  if (options.on_stdout) {
+    out_reader.on_data = &options.on_stdout;
+    out_reader.stop = kill_tree;
+  }
+  err_reader.pipe = err_read.get();
+  err_reader.cap = options.max_output;
+  Handle out_thread(::CreateThread(nullptr, 0, reader_main, &out_reader, 0, nullptr));
+  Handle err_thread(::CreateThread(nullptr, 0, reader_main, &err_reader, 0, nullptr));
 
   ProcessResult result;
   const auto deadline = start + options.timeout;

@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "util/result.h"
 
@@ -17,5 +19,12 @@ namespace dlenv {
 // `max_bytes` (checked on the descriptor, and while reading).
 Result<std::string> read_file_beneath(const std::string& dir, const std::string& rel,
                                       uint64_t max_bytes);
+
+// The same file handed to `piece` in order, a bounded piece at a time (`offset`:
+// where the piece starts), so a file of any size is read in bounded memory. Returns
+// the number of bytes read; an Error from `piece` stops the read and is returned.
+using FilePiece = std::function<Result<void>(uint64_t offset, std::string_view piece)>;
+Result<uint64_t> stream_file_beneath(const std::string& dir, const std::string& rel,
+                                     uint64_t max_bytes, const FilePiece& piece);
 
 }  // namespace dlenv

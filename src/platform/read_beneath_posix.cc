@@ -34,8 +34,8 @@ const char* kind_of(mode_t m) {
 
 }  // namespace
 
-Result<std::string> read_file_beneath(const std::string& dir, const std::string& rel,
-                                      uint64_t max_bytes) {
+Result<uint64_t> stream_file_beneath(const std::string& dir, const std::string& rel,
+                                     uint64_t max_bytes, const FilePiece& piece) {
   const std::string shown = dir + "/" + rel;
   auto refused = [&](const std::string& why) {
     return fail("refusing to read " + shown + ": " + why);
@@ -68,22 +68,21 @@ Result<std::string> read_file_beneath(const std::string& dir, const std::string&
     return refused("it is larger (" + human_bytes(static_cast<unsigned long long>(st.st_size)) +
                    ") than the " + human_bytes(max_bytes) + " expected");
   }
-  std::string out;
-  out.resize(static_cast<size_t>(st.st_size));
-  size_t got = 0;
+  std::string buf(1u << 20, '\0');
+  uint64_t got = 0;
   while (true) {
-    if (got == out.size()) {
-      if (out.size() >= max_bytes) break;
-      out.resize(std::min<uint64_t>(max_bytes, out.size() + 65536));
-    }
-    ssize_t n = ::read(cur->fd, out.data() + got, out.size() - got);
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(buf.size(), max_bytes - got));
+    if (want == 0) break;
+    ssize_t n = ::read(cur->fd, buf.data(), want);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return refused(std::strerror(errno));
     if (n == 0) break;
-    got += static_cast<size_t>(n);
+    if (auto r = piece(got, std::string_view(buf.data(), static_cast<size_t>(n))); !r) {
+      return std::unexpected(r.error());
+    }
+    got += static_cast<uint64_t>(n);
   }
-  out.resize(got);
-  return out;
+  return got;
 }
 
 }  // namespace dlenv

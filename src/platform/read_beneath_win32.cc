@@ -3,7 +3,6 @@
 // (a swap in between is not caught).
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 
 #include "platform/read_beneath.h"
 #include "platform/win32_text.h"
@@ -11,8 +10,8 @@
 
 namespace dlenv {
 
-Result<std::string> read_file_beneath(const std::string& dir, const std::string& rel,
-                                      uint64_t max_bytes) {
+Result<uint64_t> stream_file_beneath(const std::string& dir, const std::string& rel,
+                                     uint64_t max_bytes, const FilePiece& piece) {
   namespace sfs = std::filesystem;
   const std::string shown = dir + "/" + rel;
   auto refused = [&](const std::string& why) {
@@ -35,9 +34,17 @@ Result<std::string> read_file_beneath(const std::string& dir, const std::string&
   if (size > max_bytes) return refused("larger than expected");
   std::ifstream in(p, std::ios::binary);
   if (!in) return refused("cannot open it");
-  std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (out.size() > max_bytes) return refused("larger than expected");
-  return out;
+  std::string buf(1u << 20, '\0');
+  uint64_t got = 0;
+  while (got < max_bytes) {
+    in.read(buf.data(),
+            static_cast<std::streamsize>(std::min<uint64_t>(buf.size(), max_bytes - got)));
+    const auto n = static_cast<size_t>(in.gcount());
+    if (n == 0) break;
+    if (auto r = piece(got, std::string_view(buf.data(), n)); !r) return std::unexpected(r.error());
+    got += n;
+  }
+  return got;
 }
 
 }  // namespace dlenv

@@ -147,6 +147,17 @@ struct ProbeTiming {
   std::map<std::string, double> ms;  // probe name -> wall ms
 };
 
+// A change dlenv began in a toolkit (cudnn install/uninstall) and did not finish:
+// its journal <toolkit>/.dlenv/journal is still there (docs/install-transactions.md).
+// The journal is read by actions/transaction.h, beside its writer; the cli fills these
+// in for doctor.
+struct InterruptedChange {
+  std::string toolkit;          // real path, as shown
+  std::string journal;          // as shown
+  std::string description;      // "cudnn-install of cuDNN 9.1.0.70 by process 1234"
+  std::string recover_command;  // "dlenv cudnn recover --toolkit /usr/local/cuda-12.4"
+};
+
 struct Facts {
   std::string tool_version;
   bool rooted = false;
@@ -162,6 +173,7 @@ struct Facts {
   SystemFacts system;  // WSL, container, Docker host, kernel, host compiler (probe/system.cc)
   std::optional<WindowsFacts> windows;  // only for --os windows (probe/windows_*.cc)
   LoaderFacts loader;                   // what the loader models resolve (probe/loader_facts.cc)
+  std::vector<InterruptedChange> interrupted_changes;
   ProbeTiming timing;
 };
 

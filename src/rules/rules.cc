@@ -562,6 +562,18 @@ void cudnn_mixed(const Ctx& c, Findings& out) {
   }
 }
 
+void toolkit_change_interrupted(const Ctx& c, Findings& out) {
+  for (const auto& i : c.f.interrupted_changes) {
+    Finding x = make("toolkit-change-interrupted", Severity::error, "toolkit",
+                     "dlenv's change to " + i.toolkit + " was interrupted (" + i.description +
+                         "): the toolkit may hold part of it");
+    x.evidence.push_back(ev("the journal of the change is still there", i.journal));
+    x.fix.push_back(
+        step("finish or roll back the change exactly, as its journal says", i.recover_command));
+    out.push_back(std::move(x));
+  }
+}
+
 void cudnn_without_header_version(const Ctx& c, Findings& out) {
   (void)c;
   (void)out;
@@ -613,6 +625,15 @@ const std::vector<Rule>& rules() {
          nvcc_vs_smi},
         {{"nvcc-unsupported-gpu-arch", "toolkit", Severity::warning, "", "", ""}, gpu_vs_toolkits},
         {{"cuda-home-not-set", "toolkit", Severity::info, "", "", ""}, cuda_home_unset},
+        {{"toolkit-change-interrupted", "toolkit", Severity::error,
+          "A dlenv change to a CUDA toolkit was interrupted",
+          "`dlenv cudnn install` or `uninstall` was killed, crashed or lost power in the middle "
+          "of changing a toolkit: its write-ahead journal (<toolkit>/.dlenv/journal) is still "
+          "there, and the toolkit may hold some of the new files and some of the old ones.",
+          "Run `dlenv cudnn recover --toolkit DIR`: it finishes the change when it had "
+          "committed, else puts every file back exactly as it was (any later `dlenv cudnn "
+          "install` or `uninstall` on that toolkit does the same first)."},
+         toolkit_change_interrupted},
         {{"cudnn-header-library-mismatch", "cudnn", Severity::warning, "", "", ""},
          cudnn_header_mismatch},
         {{"cudnn-toolkit-cuda-major-mismatch", "cudnn", Severity::error,

@@ -120,6 +120,36 @@ std::string path_normalize(std::string_view p) {
   return joined.empty() ? "." : joined;
 }
 
+std::optional<unsigned long long> parse_byte_size(std::string_view text) {
+  size_t i = 0;
+  unsigned long long v = 0;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+    const unsigned long long d = static_cast<unsigned long long>(text[i] - '0');
+    if (v > (~0ull - d) / 10) return std::nullopt;
+    v = v * 10 + d;
+    ++i;
+  }
+  if (i == 0) return std::nullopt;
+  std::string unit = to_lower(text.substr(i));
+  if (unit.size() > 1 && (unit.ends_with("ib") || unit.ends_with("b"))) {
+    unit.resize(unit.size() - (unit.ends_with("ib") ? 2 : 1));
+  }
+  int shift = 0;
+  if (unit == "k") {
+    shift = 10;
+  } else if (unit == "m") {
+    shift = 20;
+  } else if (unit == "g") {
+    shift = 30;
+  } else if (unit == "t") {
+    shift = 40;
+  } else if (!unit.empty() && unit != "b") {
+    return std::nullopt;
+  }
+  if (shift > 0 && v > (~0ull >> shift)) return std::nullopt;
+  return v << shift;
+}
+
 std::string human_bytes(unsigned long long bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(bytes);

@@ -25,5 +25,8 @@ std::string path_basename(std::string_view p);
 std::string path_normalize(std::string_view p);
 // Human size: 1536 -> "1.5 KiB".
 std::string human_bytes(unsigned long long bytes);
+// A size as a user writes it: "1048576", "512K", "64M", "2G", "1T" (binary units,
+// an optional "iB"/"B": "2GiB"); nullopt for anything else or an overflow.
+std::optional<unsigned long long> parse_byte_size(std::string_view text);
 
 }  // namespace dlenv

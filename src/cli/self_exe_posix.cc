@@ -1,0 +1,9 @@
+#include "cli/self_exe.h"
+
+namespace dlenv {
+
+std::string self_executable() {
+  return "/proc/self/exe";
+}
+
+}  // namespace dlenv
