@@ -523,7 +523,7 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   std::ostream text_out(&highlight);
   auto run_cudnn = add_cudnn_command(app, choices, text_out, err);
   auto run_env = add_env_command(app, choices, out, err);
-  auto run_fleet = add_fleet_command(app, std::cin, out, err);
+  auto run_fleet = add_fleet_command(app, choices, std::cin, out, err);
 
   std::string completion_shell;
   auto* completion = app.add_subcommand(

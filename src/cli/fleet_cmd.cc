@@ -20,10 +20,15 @@ struct FleetOptions {
   bool markdown = false;
   bool prometheus = false;
   bool allow_drift = false;
+  std::string name_from = "host";
 };
 
+std::vector<std::string> name_sources() {
+  return {"host", "file"};
+}
+
 int run_fleet(const FleetOptions& o, std::istream& in, std::ostream& out, std::ostream& err) {
-  FleetBuilder builder;
+  FleetBuilder builder(o.name_from == "file");
   auto fs = make_real_filesystem();
   for (const std::string& input : o.inputs) {
     if (input == "-") {
@@ -53,7 +58,7 @@ int run_fleet(const FleetOptions& o, std::istream& in, std::ostream& out, std::o
 
 }  // namespace
 
-CommandRunner add_fleet_command(CLI::App& app, std::istream& in, std::ostream& out,
+CommandRunner add_fleet_command(CLI::App& app, Choices& choices, std::istream& in, std::ostream& out,
                                 std::ostream& err) {
   auto o = std::make_shared<FleetOptions>();
   auto* fleet = app.add_subcommand(
@@ -73,6 +78,14 @@ CommandRunner add_fleet_command(CLI::App& app, std::istream& in, std::ostream& o
   fleet->add_flag("--prometheus", o->prometheus, "Prometheus text format (dlenv_fleet_* gauges)")
       ->excludes(json)
       ->excludes(md);
+  choices.attach(
+      fleet
+          ->add_option("--name-from", o->name_from,
+                       "Node names: host (the report's host name; the file name where it is "
+                       "redacted or shared by several reports) or file (the file name, e.g. "
+                       "Kubernetes pods)")
+          ->type_name("host|file"),
+      name_sources);
   fleet->add_flag("--allow-drift", o->allow_drift,
                   "Exit 0 when the stacks differ (error findings still exit 1)");
   return [=, &in, &out, &err]() -> std::optional<int> {

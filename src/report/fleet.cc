@@ -258,7 +258,9 @@ Fleet FleetBuilder::finish() && {
   fleet.nodes.reserve(nodes_.size());
   for (const Pending& p : nodes_) {
     std::string name = p.host;
-    if (name.empty() || (host_count[name] > 1 && !p.fallback.empty())) name = p.fallback;
+    if (name.empty() || ((names_from_files_ || host_count[name] > 1) && !p.fallback.empty())) {
+      name = p.fallback;
+    }
     if (name.empty()) name = p.source;
     if (size_t n = ++taken[name]; n > 1) name += "#" + std::to_string(n);
     fleet.nodes.push_back({std::move(name), p.host, p.source, p.stack, p.has_error});

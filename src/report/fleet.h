@@ -80,6 +80,9 @@ struct Fleet {
 // a report holds is fatal.
 class FleetBuilder {
  public:
+  // names_from_files: every node is named by its `fallback_name` (the file name) where it
+  // has one, whatever its host name (pods, whose host name is the pod's name).
+  explicit FleetBuilder(bool names_from_files = false) : names_from_files_(names_from_files) {}
   // One report document. `source` names it in messages; `fallback_name` is the node name
   // when the report has no usable host name (redacted to "<host>", unknown) or shares its
   // host name with other reports (containers, several slurmd or pods on one machine): the
@@ -99,6 +102,7 @@ class FleetBuilder {
     std::string severity, title;
     std::vector<uint32_t> nodes;
   };
+  bool names_from_files_;
   std::vector<Pending> nodes_;
   std::map<FleetStack, uint32_t> stack_index_;
   std::vector<const FleetStack*> stacks_;  // by index, pointing into stack_index_'s keys
