@@ -296,9 +296,8 @@ int run_doctor(const CommonOptions& co, const DoctorOptions& o, std::ostream& ou
   }
   Redactor* redact = redactor ? &*redactor : nullptr;
   if (*format == "prometheus") {
-    double now = std::chrono::duration<double>(
-                     std::chrono::system_clock::now().time_since_epoch())
-                     .count();
+    double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     std::string metrics = render_prometheus(facts, findings, std::floor(now), redact);
     if (o.textfile.empty()) {
       out << metrics;

@@ -58,8 +58,8 @@ int run_fleet(const FleetOptions& o, std::istream& in, std::ostream& out, std::o
 
 }  // namespace
 
-CommandRunner add_fleet_command(CLI::App& app, Choices& choices, std::istream& in, std::ostream& out,
-                                std::ostream& err) {
+CommandRunner add_fleet_command(CLI::App& app, Choices& choices, std::istream& in,
+                                std::ostream& out, std::ostream& err) {
   auto o = std::make_shared<FleetOptions>();
   auto* fleet = app.add_subcommand(
       "fleet",

@@ -6,7 +6,7 @@
 
 namespace dlenv {
 
-CommandRunner add_fleet_command(CLI::App& app, Choices& choices, std::istream& in, std::ostream& out,
-                                std::ostream& err);
+CommandRunner add_fleet_command(CLI::App& app, Choices& choices, std::istream& in,
+                                std::ostream& out, std::ostream& err);
 
 }  // namespace dlenv

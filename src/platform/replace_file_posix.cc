@@ -19,7 +19,8 @@ Result<void> replace_file_atomically(const std::string& path, std::string_view d
   std::vector<char> name(temp.begin(), temp.end());
   name.push_back('\0');
   int fd = ::mkostemp(name.data(), O_CLOEXEC);
-  if (fd < 0) return fail(path + ": cannot create a temporary file in " + dir + ": " + std::strerror(errno));
+  if (fd < 0)
+    return fail(path + ": cannot create a temporary file in " + dir + ": " + std::strerror(errno));
   auto failed = [&](const char* what) -> Result<void> {
     int err = errno;
     if (fd >= 0) ::close(fd);

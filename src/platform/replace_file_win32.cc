@@ -14,8 +14,8 @@ Result<void> replace_file_atomically(const std::string& path, std::string_view d
   // '/' and '\\' both separate (std::filesystem on Windows).
   std::filesystem::path target(win32::widen(path));
   std::filesystem::path wtemp_path =
-      target.parent_path() / (L"." + target.filename().wstring() + L".tmp." +
-                              std::to_wstring(GetCurrentProcessId()));
+      target.parent_path() /
+      (L"." + target.filename().wstring() + L".tmp." + std::to_wstring(GetCurrentProcessId()));
   std::wstring wtemp = wtemp_path.wstring();
   std::string temp = win32::narrow(wtemp);
   HANDLE h = CreateFileW(wtemp.c_str(), GENERIC_WRITE, 0, nullptr, CREATE_ALWAYS,

@@ -2,6 +2,7 @@
 #include "report/fleet.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <unordered_map>
 
@@ -26,14 +27,16 @@ bool wanted(const std::vector<std::string_view>& path) {
   if (path.size() == 1) return top.contains(path[0]);
   const std::string_view root = path[0], key = path[1];
   if (root == "host") return key == "hostname";
-  if (root == "driver") return one_of(key, {"version", "kernel_module_version", "cuda_driver_version"});
+  if (root == "driver")
+    return one_of(key, {"version", "kernel_module_version", "cuda_driver_version"});
   if (root == "gpus") return key == "name";
   if (root == "toolkits") return one_of(key, {"version", "active_via"});
   if (root == "cudnn") {
     return one_of(key, {"library_version", "header_version", "live_version", "cuda_major"});
   }
   if (root == "python") {
-    return key == "frameworks" && (path.size() == 2 || one_of(path[2], {"name", "version", "cuda"}));
+    return key == "frameworks" &&
+           (path.size() == 2 || one_of(path[2], {"name", "version", "cuda"}));
   }
   if (root == "findings") return one_of(key, {"id", "severity", "title"});
   return root == "summary";
@@ -91,13 +94,19 @@ std::string one_line(std::string s) {
   return std::string(trim(s));
 }
 
-std::string parse_error_text(const std::exception& e) {
+// Why `document` is not JSON. An error where the input ran out (the parser's position past the
+// last non-blank byte: inside a string, a number, an open object) is a truncated report, as
+// left by a node that died while writing it; any other is "not valid JSON".
+std::string parse_error_text(const json::exception& e, std::string_view document) {
   std::string what = e.what();
   // "[json.exception.parse_error.101] parse error at line 3, column 1: syntax error ..."
   if (auto close = what.find("] "); what.starts_with("[json.exception") && close != what.npos) {
     what = what.substr(close + 2);
   }
-  if (what.find("unexpected end of input") != std::string::npos) {
+  const auto* parse_error = dynamic_cast<const json::parse_error*>(&e);
+  const size_t last = document.find_last_not_of(" \t\r\n");
+  // parse_error::byte counts from 1; reading past the end gives size + 1.
+  if (parse_error != nullptr && (last == std::string_view::npos || parse_error->byte > last + 1)) {
     return "truncated: " + what;
   }
   return "not valid JSON: " + what;
@@ -194,7 +203,7 @@ void FleetBuilder::add(std::string_view document, std::string_view source,
   try {
     r = parse_report(document);
   } catch (const json::exception& e) {
-    skip(std::string(source), parse_error_text(e));
+    skip(std::string(source), parse_error_text(e, document));
     return;
   }
   if (!r.is_object()) {
@@ -204,10 +213,10 @@ void FleetBuilder::add(std::string_view document, std::string_view source,
   std::string schema = string_at(r, "schema");
   if (schema != kReportSchema) {
     skip(std::string(source),
-         schema.empty() ? "not a dlenv report: no \"schema\" (expected " +
-                              std::string(kReportSchema) + ")"
-                        : "unsupported schema \"" + one_line(schema) + "\" (expected " +
-                              std::string(kReportSchema) + ")");
+         schema.empty()
+             ? "not a dlenv report: no \"schema\" (expected " + std::string(kReportSchema) + ")"
+             : "unsupported schema \"" + one_line(schema) + "\" (expected " +
+                   std::string(kReportSchema) + ")");
     return;
   }
   for (const char* part : {"driver", "host"}) {
@@ -243,8 +252,8 @@ void FleetBuilder::add(std::string_view document, std::string_view source,
   }
   std::string host = one_line(fact_value(r["host"], "hostname"));
   if (host == "<host>") host.clear();  // --redact's placeholder
-  nodes_.push_back({std::move(host), std::string(fallback_name), std::string(source), it->second,
-                    has_error});
+  nodes_.push_back(
+      {std::move(host), std::string(fallback_name), std::string(source), it->second, has_error});
 }
 
 Fleet FleetBuilder::finish() && {
@@ -271,9 +280,8 @@ Fleet FleetBuilder::finish() && {
   for (size_t i = 0; i < fleet.nodes.size(); ++i) members[fleet.nodes[i].stack].push_back(i);
   std::vector<size_t> order(stacks_.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return members[a].size() < members[b].size();
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return members[a].size() < members[b].size(); });
   std::vector<size_t> new_index(stacks_.size());
   for (size_t k = 0; k < order.size(); ++k) {
     new_index[order[k]] = k;
@@ -314,61 +322,122 @@ std::string file_stem(std::string_view path) {
   return base;
 }
 
-// Splits `text` into documents, each starting at a line that begins with '{'.
-std::vector<std::string_view> split_documents(std::string_view text) {
-  std::vector<std::string_view> docs;
-  size_t start = std::string_view::npos;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    if (text[pos] == '{') {
-      if (start != std::string_view::npos) docs.push_back(text.substr(start, pos - start));
-      start = pos;
-    } else if (start == std::string_view::npos && !trim(text.substr(pos, 1)).empty()) {
-      start = pos;  // text before the first '{' line: a document of its own (and invalid)
-    }
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) break;
-    pos = nl + 1;
+// Cuts a byte stream into report documents, fed in chunks of any size. A document starts at
+// a '{' that begins a line (`dlenv doctor --json`, pretty or JSON Lines) or at `{"schema":`
+// anywhere on a line: a compact report glued to the end of a truncated one, as `cat` leaves
+// it when a report lacks its last newline. Those bytes cannot occur inside a JSON string
+// (its quotes would be escaped) and no object in a report but the top one has a "schema".
+// Text before the first document is a document of its own (and not a report). A document
+// larger than `max_bytes` is dropped as it is read and handed on as too big.
+class DocumentSplitter {
+ public:
+  using Emit = std::function<void(std::string_view document, bool too_big)>;
+  DocumentSplitter(size_t max_bytes, Emit emit) : max_bytes_(max_bytes), emit_(std::move(emit)) {}
+
+  void feed(std::string_view chunk) { scan(chunk, false); }
+  void finish() {
+    scan({}, true);
+    end_document();
   }
-  if (start != std::string_view::npos) docs.push_back(text.substr(start));
-  return docs;
+
+ private:
+  static constexpr std::string_view kMarker = R"({"schema":)";
+
+  void scan(std::string_view chunk, bool last) {
+    std::string joined;
+    if (!held_.empty()) {
+      joined = std::move(held_) + std::string(chunk);
+      held_.clear();
+      chunk = joined;
+    }
+    size_t pos = 0;
+    while (pos < chunk.size()) {
+      const size_t next = chunk.find_first_of("{\n", pos);
+      if (next == std::string_view::npos) {
+        append(chunk.substr(pos));
+        line_start_ = false;
+        return;
+      }
+      if (next > pos) {
+        append(chunk.substr(pos, next - pos));
+        line_start_ = false;
+      }
+      if (chunk[next] == '\n') {
+        append("\n");
+        line_start_ = true;
+        pos = next + 1;
+        continue;
+      }
+      bool starts = line_start_;
+      if (!starts) {
+        std::string_view rest = chunk.substr(next);
+        if (!last && rest.size() < kMarker.size() && kMarker.starts_with(rest)) {
+          held_ = std::string(rest);  // may be a marker cut by the chunk's end
+          return;
+        }
+        starts = rest.starts_with(kMarker);
+      }
+      if (starts) end_document();
+      append("{");
+      line_start_ = false;
+      pos = next + 1;
+    }
+  }
+
+  void append(std::string_view bytes) {
+    if (too_big_) return;
+    if (doc_.size() + bytes.size() > max_bytes_) {
+      too_big_ = true;
+      doc_.clear();
+      doc_.shrink_to_fit();
+      return;
+    }
+    doc_.append(bytes);
+  }
+
+  void end_document() {
+    if (too_big_) {
+      emit_({}, true);
+    } else if (!trim(doc_).empty()) {
+      emit_(doc_, false);
+    }
+    doc_.clear();
+    too_big_ = false;
+  }
+
+  size_t max_bytes_;
+  Emit emit_;
+  std::string doc_;
+  std::string held_;
+  bool too_big_ = false;
+  bool line_start_ = true;
+};
+
+std::string too_big_reason(size_t max_bytes) {
+  return "larger than " + human_bytes(max_bytes) + ", not read";
 }
 
 }  // namespace
 
 void add_report_stream(FleetBuilder& builder, std::istream& in, std::string_view source,
                        size_t max_document_bytes) {
-  std::string doc;
-  bool too_big = false;
   size_t count = 0;
-  auto flush = [&] {
-    if (doc.empty() && !too_big) return;
-    ++count;
-    std::string name = std::string(source) + ":" + std::to_string(count);
+  DocumentSplitter splitter(max_document_bytes, [&](std::string_view doc, bool too_big) {
+    std::string name = std::string(source) + ":" + std::to_string(++count);
     if (too_big) {
-      builder.skip(name, "larger than " + std::to_string(max_document_bytes >> 20) + " MiB");
-    } else if (!trim(doc).empty()) {
-      builder.add(doc, name, "");
+      builder.skip(std::move(name), too_big_reason(max_document_bytes));
     } else {
-      --count;
+      builder.add(doc, name, "");
     }
-    doc.clear();
-    too_big = false;
-  };
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line[0] == '{') flush();
-    if (too_big) continue;
-    if (doc.size() + line.size() + 1 > max_document_bytes) {
-      too_big = true;
-      doc.clear();
-      doc.shrink_to_fit();
-      continue;
-    }
-    doc += line;
-    doc += '\n';
+  });
+  std::vector<char> buffer(64 << 10);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    const auto got = static_cast<size_t>(in.gcount());
+    if (got == 0) break;
+    splitter.feed(std::string_view(buffer.data(), got));
   }
-  flush();
+  splitter.finish();
 }
 
 void add_report_path(FleetBuilder& builder, const FileSystem& fs, const std::string& path,
@@ -396,18 +465,33 @@ void add_report_path(FleetBuilder& builder, const FileSystem& fs, const std::str
     builder.skip(path, text.error().message);
     return;
   }
-  auto docs = split_documents(*text);
-  if (docs.empty()) {
-    builder.skip(path, "empty file");
-    return;
-  }
-  if (docs.size() == 1) {
-    builder.add(docs[0], path, file_stem(path));
-    return;
-  }
-  for (size_t i = 0; i < docs.size(); ++i) {
-    builder.add(docs[i], path + ":" + std::to_string(i + 1), "");
-  }
+  // A file of one report names its node after the file; several are numbered "path:N". The
+  // first document waits until the second shows whether there are several.
+  std::string first;
+  size_t count = 0;
+  auto add = [&](std::string_view doc, bool too_big, size_t n) {
+    std::string name = path + ":" + std::to_string(n);
+    if (too_big) {
+      builder.skip(std::move(name), too_big_reason(max_document_bytes));
+    } else {
+      builder.add(doc, name, "");
+    }
+  };
+  bool first_too_big = false;
+  DocumentSplitter splitter(max_document_bytes, [&](std::string_view doc, bool too_big) {
+    if (++count == 1) {
+      first = std::string(doc);
+      first_too_big = too_big;
+      return;
+    }
+    if (count == 2) add(first, first_too_big, 1);
+    add(doc, too_big, count);
+  });
+  splitter.feed(*text);
+  splitter.finish();
+  if (count == 0) builder.skip(path, "empty file");
+  if (count == 1 && first_too_big) builder.skip(path, too_big_reason(max_document_bytes));
+  if (count == 1 && !first_too_big) builder.add(first, path, file_stem(path));
 }
 
 }  // namespace dlenv

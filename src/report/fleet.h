@@ -105,15 +105,17 @@ class FleetBuilder {
   bool names_from_files_;
   std::vector<Pending> nodes_;
   std::map<FleetStack, uint32_t> stack_index_;
-  std::vector<const FleetStack*> stacks_;  // by index, pointing into stack_index_'s keys
+  std::vector<const FleetStack*> stacks_;         // by index, pointing into stack_index_'s keys
   std::map<std::string, FindingNodes> findings_;  // by id
   std::vector<SkippedReport> skipped_;
 };
 
-// The reports of one input, one document at a time. A document starts at a line whose
-// first character is '{' (the `dlenv doctor --json` output concatenated, or JSON Lines) and
-// runs to the next such line; each is parsed on its own, so a truncated one is skipped and
-// the next read. A document larger than `max_document_bytes` is skipped.
+// The reports of one input, one document at a time, read in 64 KiB chunks. A document
+// starts at a line whose first character is '{' (`dlenv doctor --json` concatenated, or JSON
+// Lines) or at `{"schema":` anywhere (a report glued to a truncated one that lacks its last
+// newline) and runs to the next start; each is parsed on its own, so a truncated one is
+// skipped and the next read. A document larger than `max_document_bytes` is skipped without
+// being kept.
 void add_report_stream(FleetBuilder& builder, std::istream& in, std::string_view source,
                        size_t max_document_bytes);
 // FILE: its documents (read whole, at most `max_document_bytes`); DIR: every "*.json" file

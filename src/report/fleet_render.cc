@@ -54,7 +54,8 @@ std::string stack_title(const Fleet& fleet, size_t k) {
 // The cell lines of one field of one stack ("-" for nothing, "unknown" for an empty value).
 std::vector<std::string> cell_lines(const FleetStack& s, std::string_view field) {
   std::vector<std::string> out;
-  for (const std::string& v : fleet_stack_values(s, field)) out.push_back(v.empty() ? "unknown" : clean(v));
+  for (const std::string& v : fleet_stack_values(s, field))
+    out.push_back(v.empty() ? "unknown" : clean(v));
   if (out.empty()) out.push_back("-");
   return out;
 }
@@ -158,7 +159,8 @@ std::string render_fleet_text(const Fleet& fleet) {
   }
   if (!fleet.skipped.empty()) {
     out += "\nSkipped " + plural(fleet.skipped.size(), "report", "reports") + ":\n";
-    for (const auto& s : fleet.skipped) out += "  " + clean(s.source) + ": " + clean(s.reason) + "\n";
+    for (const auto& s : fleet.skipped)
+      out += "  " + clean(s.source) + ": " + clean(s.reason) + "\n";
   }
   return out;
 }
@@ -192,7 +194,8 @@ std::string render_fleet_markdown(const Fleet& fleet) {
   }
   if (!fleet.skipped.empty()) {
     out += "\nSkipped reports:\n\n";
-    for (const auto& s : fleet.skipped) out += "- " + md_text(s.source) + ": " + md_text(s.reason) + "\n";
+    for (const auto& s : fleet.skipped)
+      out += "- " + md_text(s.source) + ": " + md_text(s.reason) + "\n";
   }
   return out;
 }
@@ -249,7 +252,8 @@ nlohmann::ordered_json fleet_json(const Fleet& fleet, const std::string& tool_ve
   }
   j["nodes"] = nodes;
   json skipped = json::array();
-  for (const auto& s : fleet.skipped) skipped.push_back(json{{"source", s.source}, {"reason", s.reason}});
+  for (const auto& s : fleet.skipped)
+    skipped.push_back(json{{"source", s.source}, {"reason", s.reason}});
   j["skipped"] = skipped;
   return j;
 }

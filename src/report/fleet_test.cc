@@ -99,7 +99,8 @@ TEST(FleetBuilder, NodeNamesFromHostElseFile) {
 }
 
 TEST(FleetStream, ConcatenatedDocumentsAndJsonLines) {
-  std::string pretty = report_of("p1", "580.95.05", true, 2) + report_of("p2", "580.95.05", true, 2);
+  std::string pretty =
+      report_of("p1", "580.95.05", true, 2) + report_of("p2", "580.95.05", true, 2);
   std::string cut = report_of("p3", "580.95.05", true, 2);
   cut.resize(cut.size() / 3);
   std::string lines = report_of("l1") + report_of("l2");
@@ -115,6 +116,26 @@ TEST(FleetStream, ConcatenatedDocumentsAndJsonLines) {
   EXPECT_TRUE(fleet.skipped[0].reason.starts_with("truncated")) << fleet.skipped[0].reason;
 }
 
+TEST(FleetStream, GluedReportFoundAcrossReadChunks) {
+  // A report cut inside a string, whose last line lacks its newline, glued by `cat` to the
+  // next report so that the next one's `{"schema":` straddles the 64 KiB read chunks; then
+  // two compact reports on one line.
+  std::string cut = R"({"schema": "dlenv.report/1", "host": {"hostname": ")";
+  cut.append((64u << 10) - 5 - cut.size(), 'x');
+  std::string second = report_of("l2");
+  second.pop_back();  // its newline
+  std::istringstream in(cut + report_of("l1") + second + report_of("l3"));
+  FleetBuilder b;
+  add_report_stream(b, in, "stdin", 64u << 20);
+  Fleet fleet = std::move(b).finish();
+  std::vector<std::string> names;
+  for (const auto& n : fleet.nodes) names.push_back(n.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"l1", "l2", "l3"}));
+  ASSERT_EQ(fleet.skipped.size(), 1u);
+  EXPECT_EQ(fleet.skipped[0].source, "stdin:1");
+  EXPECT_TRUE(fleet.skipped[0].reason.starts_with("truncated")) << fleet.skipped[0].reason;
+}
+
 TEST(FleetStream, OversizedDocumentSkipped) {
   std::istringstream in(report_of("big", "580.95.05", true, 2) + report_of("small"));
   FleetBuilder b;
@@ -127,7 +148,8 @@ TEST(FleetStream, OversizedDocumentSkipped) {
 TEST(FleetPaths, DirectoryOfReports) {
   auto dir = testing::make_unique_temp_dir("fleet");
   for (const char* host : {"n01", "n02", "n03"}) {
-    std::ofstream(dir / (std::string(host) + ".json")) << report_of("<host>", "580.95.05", false, 2);
+    std::ofstream(dir / (std::string(host) + ".json"))
+        << report_of("<host>", "580.95.05", false, 2);
   }
   std::ofstream(dir / "n04.json") << "{\"schema\": \"dlenv.report/1\", \"host\": {";
   std::ofstream(dir / "notes.txt") << "not a report";
@@ -195,8 +217,7 @@ TEST(FleetRender, MarkdownTable) {
   EXPECT_NE(md.find("| nodes | gpu007 | gpu\\[009-010\\] | gpu\\[001-006,008\\] |"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| \\* driver | 550.54.15 | 570.86.15 | 580.95.05 |"), std::string::npos)
-      << md;
+  EXPECT_NE(md.find("| \\* driver | 550.54.15 | 570.86.15 | 580.95.05 |"), std::string::npos) << md;
 }
 
 }  // namespace

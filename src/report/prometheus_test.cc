@@ -87,7 +87,8 @@ void expect_promtool_accepts(const std::string& metrics, const std::string& name
   std::filesystem::path file = dir / (name + ".prom");
   std::filesystem::path log = dir / "promtool.log";
   std::ofstream(file, std::ios::binary) << metrics;
-  std::string cmd = "promtool check metrics < '" + file.string() + "' > '" + log.string() + "' 2>&1";
+  std::string cmd =
+      "promtool check metrics < '" + file.string() + "' > '" + log.string() + "' 2>&1";
   int rc = std::system(cmd.c_str());
   std::ifstream in(log);
   std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -72,8 +72,7 @@ void PrometheusWriter::gauge(std::string_view name, std::string_view help) {
   out_ += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", name, help_text(help), name);
 }
 
-void PrometheusWriter::sample(std::string_view name, const PrometheusLabels& labels,
-                              double value) {
+void PrometheusWriter::sample(std::string_view name, const PrometheusLabels& labels, double value) {
   out_ += name;
   if (!labels.empty()) {
     out_ += '{';

@@ -87,9 +87,8 @@ std::string compress_hostlist(const std::vector<std::string>& names) {
   for (auto& [name, n] : numbered) {
     // A number without a leading zero joins a padded group of its own width ("100" with
     // "099"), else the unpadded one.
-    size_t width = padded_groups.contains({n.prefix, n.suffix, n.digits.size()})
-                       ? n.digits.size()
-                       : 0;
+    size_t width =
+        padded_groups.contains({n.prefix, n.suffix, n.digits.size()}) ? n.digits.size() : 0;
     groups[GroupKey{n.prefix, n.suffix, width}].insert(to_number(n.digits));
   }
   struct Element {
