@@ -6,6 +6,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "platform/parallel.h"
 #include "report/report.h"
 #include "util/hostlist.h"
 #include "util/strings.h"
@@ -42,34 +43,94 @@ bool wanted(const std::vector<std::string_view>& path) {
   return root == "summary";
 }
 
-// Parses a report keeping only what wanted() names. nlohmann's callback reports a
-// container's start at the depth of its parent and a key at the depth of its object.
-json parse_report(std::string_view text) {
+// Builds the parts of a report that wanted() names, straight from the parser's events: the
+// rest is lexed and dropped without becoming a value. A syntax error is kept (message and
+// byte position) rather than thrown.
+class ReportSax final : public json::json_sax_t {
+ public:
+  json result;
+  std::string error;      // "" when the document parsed
+  size_t error_byte = 0;  // nlohmann's position: from 1, size + 1 past the end
+
+  bool null() override { return value(nullptr); }
+  bool boolean(bool v) override { return value(v); }
+  bool number_integer(number_integer_t v) override { return value(v); }
+  bool number_unsigned(number_unsigned_t v) override { return value(v); }
+  bool number_float(number_float_t v, const string_t&) override { return value(v); }
+  bool string(string_t& v) override { return value(std::move(v)); }
+  bool binary(binary_t&) override { return value(nullptr); }  // not produced by JSON text
+  bool start_object(size_t) override { return open(json::value_t::object); }
+  bool start_array(size_t) override { return open(json::value_t::array); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool key(string_t& k) override {
+    if (skip_depth_ > 0) return true;
+    key_ = std::move(k);
+    path_.assign(keys_.begin(), keys_.end());
+    path_.push_back(key_);
+    skip_next_ = !wanted(path_);
+    return true;
+  }
+  bool parse_error(size_t position, const std::string&,
+                   const nlohmann::detail::exception& e) override {
+    error = e.what();
+    error_byte = position;
+    return false;
+  }
+
+ private:
   struct Frame {
-    bool array;
-    std::string key;
+    json* node;
+    bool keyed;  // entered under a key (its key is on keys_)
   };
-  std::vector<Frame> frames;
-  std::vector<std::string_view> path;
-  auto cb = [&](int depth, json::parse_event_t event, json& parsed) -> bool {
-    using E = json::parse_event_t;
-    const auto d = static_cast<size_t>(depth);
-    if (event == E::object_start || event == E::array_start) {
-      frames.resize(d);
-      frames.push_back({event == E::array_start, {}});
+  // Where the next value goes: the document, the open array's end or the open object's key.
+  json* slot() {
+    if (frames_.empty()) return &result;
+    json* top = frames_.back().node;
+    if (top->is_array()) return &top->emplace_back();
+    return &(*top)[key_];
+  }
+  template <typename V>
+  bool value(V&& v) {
+    if (skip_depth_ > 0) return true;
+    if (skip_next_) {
+      skip_next_ = false;
       return true;
     }
-    if (event != E::key || d == 0) return true;
-    frames.resize(d);
-    frames[d - 1].key = parsed.get<std::string>();
-    path.clear();
-    for (const Frame& f : frames) {
-      if (!f.array) path.push_back(f.key);
+    *slot() = json(std::forward<V>(v));
+    return true;
+  }
+  bool open(json::value_t type) {
+    if (skip_depth_ > 0 || skip_next_) {
+      skip_next_ = false;
+      ++skip_depth_;
+      return true;
     }
-    return wanted(path);
-  };
-  return json::parse(text.begin(), text.end(), cb, true, false);
-}
+    const bool keyed = !frames_.empty() && frames_.back().node->is_object();
+    json* node = slot();
+    *node = json(type);
+    if (keyed) keys_.push_back(key_);
+    frames_.push_back({node, keyed});
+    return true;
+  }
+  bool close() {
+    if (skip_depth_ > 0) {
+      --skip_depth_;
+      return true;
+    }
+    if (frames_.empty()) return true;
+    if (frames_.back().keyed) keys_.pop_back();
+    frames_.pop_back();
+    return true;
+  }
+
+  std::vector<Frame> frames_;
+  std::vector<std::string> keys_;  // the object keys down to the open container
+  std::vector<std::string_view> path_;
+  std::string key_;
+  bool skip_next_ = false;
+  size_t skip_depth_ = 0;
+};
 
 std::string string_at(const json& j, const char* key) {
   auto it = j.find(key);
@@ -94,21 +155,18 @@ std::string one_line(std::string s) {
   return std::string(trim(s));
 }
 
-// Why `document` is not JSON. An error where the input ran out (the parser's position past the
-// last non-blank byte: inside a string, a number, an open object) is a truncated report, as
-// left by a node that died while writing it; any other is "not valid JSON".
-std::string parse_error_text(const json::exception& e, std::string_view document) {
-  std::string what = e.what();
+// Why `document` is not JSON, from the parser's message and position. An error where the
+// input ran out (past the last non-blank byte: inside a string, a number, an open object) is
+// a truncated report, as left by a node that died while writing it; any other is "not valid
+// JSON".
+std::string parse_error_text(std::string what, size_t byte, std::string_view document) {
   // "[json.exception.parse_error.101] parse error at line 3, column 1: syntax error ..."
   if (auto close = what.find("] "); what.starts_with("[json.exception") && close != what.npos) {
     what = what.substr(close + 2);
   }
-  const auto* parse_error = dynamic_cast<const json::parse_error*>(&e);
   const size_t last = document.find_last_not_of(" \t\r\n");
-  // parse_error::byte counts from 1; reading past the end gives size + 1.
-  if (parse_error != nullptr && (last == std::string_view::npos || parse_error->byte > last + 1)) {
-    return "truncated: " + what;
-  }
+  // `byte` counts from 1; reading past the end gives size + 1.
+  if (last == std::string_view::npos || byte > last + 1) return "truncated: " + what;
   return "not valid JSON: " + what;
 }
 
@@ -193,70 +251,121 @@ std::string Fleet::hostlist(const std::vector<size_t>& node_indices) const {
   return compress_hostlist(names);
 }
 
-void FleetBuilder::skip(std::string source, std::string reason) {
-  skipped_.push_back({std::move(source), std::move(reason)});
-}
+// One report reduced to what fleet keeps, or why it was skipped; made on any thread.
+struct FleetBuilder::Parsed {
+  struct Finding {
+    std::string id, severity, title;
+  };
+  std::string skip_reason;  // "" when the report was read
+  FleetStack stack;
+  std::string host;
+  std::vector<Finding> findings;
+  bool has_error = false;
+};
 
-void FleetBuilder::add(std::string_view document, std::string_view source,
-                       std::string_view fallback_name) {
-  json r;
-  try {
-    r = parse_report(document);
-  } catch (const json::exception& e) {
-    skip(std::string(source), parse_error_text(e, document));
-    return;
+namespace {
+
+FleetBuilder::Parsed parse_node(std::string_view document) {
+  FleetBuilder::Parsed p;
+  ReportSax sax;
+  json::sax_parse(document.begin(), document.end(), &sax);
+  if (!sax.error.empty()) {
+    p.skip_reason = parse_error_text(std::move(sax.error), sax.error_byte, document);
+    return p;
   }
+  const json& r = sax.result;
   if (!r.is_object()) {
-    skip(std::string(source), "not a dlenv report: the document is not a JSON object");
-    return;
+    p.skip_reason = "not a dlenv report: the document is not a JSON object";
+    return p;
   }
   std::string schema = string_at(r, "schema");
   if (schema != kReportSchema) {
-    skip(std::string(source),
-         schema.empty()
-             ? "not a dlenv report: no \"schema\" (expected " + std::string(kReportSchema) + ")"
-             : "unsupported schema \"" + one_line(schema) + "\" (expected " +
-                   std::string(kReportSchema) + ")");
-    return;
+    p.skip_reason = schema.empty() ? "not a dlenv report: no \"schema\" (expected " +
+                                         std::string(kReportSchema) + ")"
+                                   : "unsupported schema \"" + one_line(schema) + "\" (expected " +
+                                         std::string(kReportSchema) + ")";
+    return p;
   }
   for (const char* part : {"driver", "host"}) {
     if (!r.contains(part) || !r[part].is_object()) {
-      skip(std::string(source), std::string("incomplete report: no \"") + part + "\" object");
-      return;
+      p.skip_reason = std::string("incomplete report: no \"") + part + "\" object";
+      return p;
     }
   }
   if (!r.contains("findings") || !r["findings"].is_array()) {
-    skip(std::string(source), "incomplete report: no \"findings\" list");
-    return;
+    p.skip_reason = "incomplete report: no \"findings\" list";
+    return p;
   }
-  FleetStack stack = stack_of(r);
-  auto [it, inserted] = stack_index_.try_emplace(std::move(stack), stacks_.size());
-  if (inserted) stacks_.push_back(&it->first);
-  const auto node = static_cast<uint32_t>(nodes_.size());
-  bool has_error = false;
+  p.stack = stack_of(r);
   for (const json& f : r["findings"]) {
     if (!f.is_object()) continue;
     std::string id = one_line(string_at(f, "id"));
     if (id.empty()) continue;
     std::string severity = string_at(f, "severity");
     if (severity != "error" && severity != "warning") severity = "info";
-    has_error = has_error || severity == "error";
-    FindingNodes& fn = findings_[id];
+    p.has_error = p.has_error || severity == "error";
+    p.findings.push_back({std::move(id), std::move(severity), one_line(string_at(f, "title"))});
+  }
+  p.host = one_line(fact_value(r["host"], "hostname"));
+  if (p.host == "<host>") p.host.clear();  // --redact's placeholder
+  return p;
+}
+
+}  // namespace
+
+FleetBuilder::FleetBuilder(bool names_from_files) : names_from_files_(names_from_files) {}
+FleetBuilder::~FleetBuilder() = default;
+
+void FleetBuilder::skip(std::string source, std::string reason) {
+  parse_queued();  // keeps the skipped reports in input order
+  skipped_.push_back({std::move(source), std::move(reason)});
+}
+
+void FleetBuilder::add(std::string_view document, std::string_view source,
+                       std::string_view fallback_name) {
+  queued_bytes_ += document.size();
+  queued_.push_back({std::string(document), std::string(source), std::string(fallback_name)});
+  if (queued_.size() >= kQueuedReports || queued_bytes_ >= kQueuedBytes) parse_queued();
+}
+
+void FleetBuilder::parse_queued() {
+  if (queued_.empty()) return;
+  std::vector<Parsed> parsed(queued_.size());
+  for_each_range(
+      queued_.size(),
+      [&](size_t begin, size_t end) {
+        for (size_t i = begin; i < end; ++i) parsed[i] = parse_node(queued_[i].document);
+      },
+      16);
+  for (size_t i = 0; i < parsed.size(); ++i) merge(std::move(parsed[i]), queued_[i]);
+  queued_.clear();
+  queued_bytes_ = 0;
+}
+
+void FleetBuilder::merge(Parsed&& p, Queued& q) {
+  if (!p.skip_reason.empty()) {
+    skipped_.push_back({std::move(q.source), std::move(p.skip_reason)});
+    return;
+  }
+  auto [it, inserted] = stack_index_.try_emplace(std::move(p.stack), stacks_.size());
+  if (inserted) stacks_.push_back(&it->first);
+  const auto node = static_cast<uint32_t>(nodes_.size());
+  for (Parsed::Finding& f : p.findings) {
+    FindingNodes& fn = findings_[f.id];
     if (fn.nodes.empty()) {
-      fn.severity = severity;
-      fn.title = one_line(string_at(f, "title"));
-    } else if (severity_rank(severity) < severity_rank(fn.severity)) {
-      fn.severity = severity;  // the worst any node reports
+      fn.severity = f.severity;
+      fn.title = std::move(f.title);
+    } else if (severity_rank(f.severity) < severity_rank(fn.severity)) {
+      fn.severity = f.severity;  // the worst any node reports
     }
     if (fn.nodes.empty() || fn.nodes.back() != node) fn.nodes.push_back(node);
   }
-  std::string host = one_line(fact_value(r["host"], "hostname"));
-  if (host == "<host>") host.clear();  // --redact's placeholder
   nodes_.push_back(
-      {std::move(host), std::string(fallback_name), std::string(source), it->second, has_error});
+      {std::move(p.host), std::move(q.fallback), std::move(q.source), it->second, p.has_error});
 }
 
 Fleet FleetBuilder::finish() && {
+  parse_queued();
   Fleet fleet;
   // Names: the host name, unless several reports share it and their files tell them apart.
   std::unordered_map<std::string, size_t> host_count;
@@ -352,7 +461,11 @@ class DocumentSplitter {
     }
     size_t pos = 0;
     while (pos < chunk.size()) {
-      const size_t next = chunk.find_first_of("{\n", pos);
+      // (find_first_of("{\n") calls memchr once per byte.)
+      const auto hit = std::find_if(chunk.begin() + static_cast<ptrdiff_t>(pos), chunk.end(),
+                                    [](char c) { return c == '{' || c == '\n'; });
+      const size_t next =
+          hit == chunk.end() ? std::string_view::npos : static_cast<size_t>(hit - chunk.begin());
       if (next == std::string_view::npos) {
         append(chunk.substr(pos));
         line_start_ = false;

@@ -82,17 +82,29 @@ class FleetBuilder {
  public:
   // names_from_files: every node is named by its `fallback_name` (the file name) where it
   // has one, whatever its host name (pods, whose host name is the pod's name).
-  explicit FleetBuilder(bool names_from_files = false) : names_from_files_(names_from_files) {}
+  explicit FleetBuilder(bool names_from_files = false);
+  ~FleetBuilder();
+  FleetBuilder(const FleetBuilder&) = delete;
+  FleetBuilder& operator=(const FleetBuilder&) = delete;
   // One report document. `source` names it in messages; `fallback_name` is the node name
   // when the report has no usable host name (redacted to "<host>", unknown) or shares its
   // host name with other reports (containers, several slurmd or pods on one machine): the
   // file's name without ".json" for a file of one report, else "" (then `source`).
+  // Documents are queued (at most 256 or 8 MiB) and parsed on the hardware threads a batch
+  // at a time; the results are merged in the order they were added.
   void add(std::string_view document, std::string_view source, std::string_view fallback_name);
   void skip(std::string source, std::string reason);
   // Names the nodes, orders stacks and findings, finds the drifting fields.
   Fleet finish() &&;
 
+  struct Parsed;  // one report reduced to its stack and findings (fleet.cc)
+
  private:
+  static constexpr size_t kQueuedReports = 256;
+  static constexpr size_t kQueuedBytes = size_t{8} << 20;
+  struct Queued {
+    std::string document, source, fallback;
+  };
   struct Pending {
     std::string host, fallback, source;
     uint32_t stack;
@@ -108,6 +120,10 @@ class FleetBuilder {
   std::vector<const FleetStack*> stacks_;         // by index, pointing into stack_index_'s keys
   std::map<std::string, FindingNodes> findings_;  // by id
   std::vector<SkippedReport> skipped_;
+  std::vector<Queued> queued_;
+  size_t queued_bytes_ = 0;
+  void parse_queued();
+  void merge(Parsed&& p, Queued& q);
 };
 
 // The reports of one input, one document at a time, read in 64 KiB chunks. A document

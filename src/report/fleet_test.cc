@@ -79,6 +79,36 @@ TEST(FleetBuilder, BadReportsAreNamedSkippedCountedNeverFatal) {
   EXPECT_NE(text.find("  cut.json: truncated"), std::string::npos) << text;
 }
 
+TEST(FleetBuilder, ManyBatchesKeepInputOrder) {
+  // More reports than one parsing batch holds, bad ones and skips in between: nodes and
+  // skipped reports come out in the order they went in.
+  FleetBuilder b;
+  std::string good = report_of("x");
+  std::vector<std::string> expect_nodes, expect_skipped;
+  for (int i = 0; i < 700; ++i) {
+    std::string name = "n" + std::to_string(i);
+    if (i % 97 == 5) {
+      b.add(good.substr(0, 100), name + ".json", name);
+      expect_skipped.push_back(name + ".json");
+    } else if (i % 211 == 7) {
+      b.skip(name + ".json", "unreadable");
+      expect_skipped.push_back(name + ".json");
+    } else {
+      b.add(report_of(name, i % 3 ? "580.95.05" : "570.86.15"), name + ".json", name);
+      expect_nodes.push_back(name);
+    }
+  }
+  Fleet fleet = std::move(b).finish();
+  std::vector<std::string> names, skipped;
+  for (const auto& n : fleet.nodes) names.push_back(n.name);
+  for (const auto& s : fleet.skipped) skipped.push_back(s.source);
+  EXPECT_EQ(names, expect_nodes);
+  EXPECT_EQ(skipped, expect_skipped);
+  ASSERT_EQ(fleet.stacks.size(), 2u);
+  EXPECT_EQ(fleet.stacks[0].stack.driver, "570.86.15");
+  EXPECT_EQ(fleet.stacks[0].nodes.size() + fleet.stacks[1].nodes.size(), expect_nodes.size());
+}
+
 TEST(FleetBuilder, NodeNamesFromHostElseFile) {
   FleetBuilder b;
   // Redacted host names: the file names.
