@@ -6,6 +6,7 @@
 #include "report/fleet.h"
 #include "report/internal.h"
 #include "report/prometheus_text.h"
+#include "util/safe_text.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -259,9 +260,7 @@ nlohmann::ordered_json fleet_json(const Fleet& fleet, const std::string& tool_ve
 }
 
 std::string render_fleet_json(const Fleet& fleet, const std::string& tool_version) {
-  return fleet_json(fleet, tool_version)
-             .dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) +
-         "\n";
+  return json_text(fleet_json(fleet, tool_version), 2) + "\n";
 }
 
 std::string render_fleet_prometheus(const Fleet& fleet) {
