@@ -4,6 +4,7 @@
 #   ./build.sh test     install missing build packages, build, run every test
 #                       (and the Windows build: dlenv.exe with mingw-w64, its tests under Wine)
 #                       and the release files (./build.sh package) with their tests
+#                       (with the cluster tests' packages: scripts/install-deps.sh --fleet)
 # Other modes: ./build.sh asan (sanitizer build + all tests), ./build.sh build,
 #              ./build.sh windows (only the mingw build and the Wine suite),
 #              ./build.sh package (dist/: tarball, .deb, Windows zip, wheels, SHA256SUMS)
@@ -48,6 +49,7 @@ case "$mode" in
     cmake --build --preset dev -j "$jobs"
     ;;
   test)
+    scripts/install-deps.sh --fleet
     cmake --preset ci >/dev/null
     cmake --build --preset ci -j "$jobs"
     ctest --preset ci -j "$jobs" "$@"

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -18,6 +19,7 @@
 #include "cli/cudnn_cmd.h"
 #include "cli/deps.h"
 #include "cli/env_cmd.h"
+#include "cli/fleet_cmd.h"
 #include "cli/help_format.h"
 #include "cli/highlight.h"
 #include "cli/man_page.h"
@@ -33,6 +35,7 @@
 #include "platform/env.h"
 #include "platform/filesystem.h"
 #include "platform/registry_file.h"
+#include "platform/replace_file.h"
 #include "platform/system.h"
 #include "probe/probe.h"
 #include "report/report.h"
@@ -63,7 +66,34 @@ struct DoctorOptions {
   bool deep = false;
   int deep_timeout = 60;
   std::vector<std::string> registry_files;  // --registry-file FILE.reg (repeatable)
+  std::string format;                       // --format text|json|markdown|prometheus
+  std::string textfile;                     // --textfile PATH (Prometheus, replaced atomically)
 };
+
+std::vector<std::string> doctor_formats() {
+  return {"text", "json", "markdown", "prometheus"};
+}
+
+// The one output format --format, --json, --markdown and --textfile ask for, or a usage error.
+Result<std::string> doctor_format(const DoctorOptions& o) {
+  std::string format = o.format;
+  for (auto [flag, name] : {std::pair{o.json, "json"}, std::pair{o.markdown, "markdown"}}) {
+    if (!flag) continue;
+    if (!format.empty() && format != name) {
+      return fail(std::string("--") + name + " and --format " + format +
+                  " cannot be used together: choose one");
+    }
+    format = name;
+  }
+  if (!o.textfile.empty()) {
+    if (!format.empty() && format != "prometheus") {
+      return fail("--textfile writes the Prometheus format: --format " + format +
+                  " cannot be used with it");
+    }
+    format = "prometheus";
+  }
+  return format.empty() ? "text" : format;
+}
 
 // color_wanted (report/report.h) with this process's NO_COLOR, FORCE_COLOR,
 // CLICOLOR_FORCE and TERM.
@@ -262,14 +292,29 @@ int run_doctor(const CommonOptions& co, const DoctorOptions& o, std::ostream& ou
   attach_plan_fixes(facts, *setup->kb, findings);
   facts.timing.ms["wall"] =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  auto format = doctor_format(o);
+  if (!format) {
+    err << "dlenv doctor: " << format.error().message << "\n";
+    return kExitUsage;
+  }
   std::optional<Redactor> redactor;
-  if (o.redact || (o.markdown && !o.no_redact)) {
+  if (o.redact || (*format == "markdown" && !o.no_redact)) {
     redactor.emplace(facts, user_name(*setup), home_dir(*setup));
   }
   Redactor* redact = redactor ? &*redactor : nullptr;
-  if (o.json) {
+  if (*format == "prometheus") {
+    double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    std::string metrics = render_prometheus(facts, findings, std::floor(now), redact);
+    if (o.textfile.empty()) {
+      out << metrics;
+    } else if (auto written = replace_file_atomically(o.textfile, metrics); !written) {
+      err << "dlenv doctor: --textfile " << written.error().message << "\n";
+      return kExitToolFailed;
+    }
+  } else if (*format == "json") {
     out << render_json(facts, findings, redact);
-  } else if (o.markdown) {
+  } else if (*format == "markdown") {
     out << render_markdown(facts, findings, redact);
   } else {
     ReportOptions ro;
@@ -324,6 +369,15 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
       "<user>, ~, GPU-<uuid-1>); the default with --markdown");
   doc->add_flag("--no-redact", doctor.no_redact, "With --markdown: keep them")
       ->excludes(redact_flag);
+  choices.attach(doc->add_option("--format", doctor.format,
+                                 "Output format: " + join(doctor_formats(), "|") +
+                                     " (prometheus: node-exporter's textfile format)")
+                     ->type_name("FORMAT"),
+                 doctor_formats);
+  doc->add_option("--textfile", doctor.textfile,
+                  "Write the Prometheus metrics to PATH, replacing it atomically (for "
+                  "node-exporter's textfile collector: PATH ending in .prom)")
+      ->type_name("PATH");
   doc->add_flag("--strict", doctor.strict, "Exit 1 on warnings too");
   doc->add_flag("-v,--verbose", doctor.verbose, "Show the source of every fact");
   doc->add_flag("--no-color", doctor.no_color, "No ANSI colours (NO_COLOR is honoured too)");
@@ -483,6 +537,7 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   std::ostream text_out(&visible);
   auto run_cudnn = add_cudnn_command(app, choices, text_out, err);
   auto run_env = add_env_command(app, choices, out, err);
+  auto run_fleet = add_fleet_command(app, choices, std::cin, out, err);
 
   std::string completion_shell;
   auto* completion = app.add_subcommand(
@@ -543,6 +598,7 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
     }
     if (auto rc = run_cudnn()) return *rc;
     if (auto rc = run_env()) return *rc;
+    if (auto rc = run_fleet()) return *rc;
     if (*deps) return run_deps(deps_o, text_out, err);
     if (*load) return run_load(load_o, text_out, err);
     if (*which) return run_which(which_o, text_out, err);

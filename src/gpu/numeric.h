@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "platform/parallel.h"  // for_each_range
+
 namespace dlenv {
 
 // fp8 is OCP E4M3 ("e4m3fn": bias 7, no infinities, max 448), as cuBLASLt's CUDA_R_8F_E4M3.
@@ -24,12 +26,6 @@ uint16_t float_to_bf16(float f);  // round to nearest even
 float bf16_to_float(uint16_t b);
 uint8_t float_to_e4m3(float f);  // round to nearest even, saturating at +-448; NaN -> 0x7f
 float e4m3_to_float(uint8_t b);
-
-// Calls fn(begin, end) on disjoint ranges covering [0, count), on up to the machine's
-// hardware threads, each range at least `min_per_thread` long (inline when count is
-// smaller); returns when every range is done.
-void for_each_range(size_t count, const std::function<void(size_t, size_t)>& fn,
-                    size_t min_per_thread = size_t{1} << 16);
 
 // A well-mixed 64-bit value of (seed, i): deterministic inputs element by element, so a
 // matrix can be filled on many threads and any element recomputed on its own.

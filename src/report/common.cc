@@ -40,6 +40,26 @@ std::string clean(std::string_view s) {
   return std::string(trim(visible_text(flat)));
 }
 
+// Text for a table cell or list item: one line, Markdown punctuation escaped.
+std::string md_text(std::string_view s) {
+  std::string out;
+  for (char ch : clean(s)) {
+    switch (ch) {
+      case '\\':
+      case '|':
+      case '*':
+      case '`':
+      case '<':
+      case '>':
+      case '[':
+      case ']': out += '\\'; break;
+      default: break;
+    }
+    out += ch;
+  }
+  return out;
+}
+
 size_t display_width(std::string_view s) {
   size_t n = 0;
   for (char ch : s) {

@@ -18,6 +18,9 @@ namespace dlenv::report_detail {
 // the result is trimmed.
 std::string clean(std::string_view s);
 
+// Text for a Markdown table cell or list item: one line (clean), Markdown punctuation escaped.
+std::string md_text(std::string_view s);
+
 // Columns a UTF-8 string takes (one per code point).
 size_t display_width(std::string_view s);
 

@@ -13,26 +13,6 @@ namespace {
 
 using namespace report_detail;
 
-// Text for a table cell or list item: one line, Markdown punctuation escaped.
-std::string md_text(std::string_view s) {
-  std::string out;
-  for (char ch : clean(s)) {
-    switch (ch) {
-      case '\\':
-      case '|':
-      case '*':
-      case '`':
-      case '<':
-      case '>':
-      case '[':
-      case ']': out += '\\'; break;
-      default: break;
-    }
-    out += ch;
-  }
-  return out;
-}
-
 size_t longest_backtick_run(std::string_view s) {
   size_t best = 0;
   size_t run = 0;

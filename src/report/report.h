@@ -63,6 +63,14 @@ std::string render_json(const Facts& facts, const std::vector<Finding>& findings
 std::string render_markdown(const Facts& facts, const std::vector<Finding>& findings,
                             Redactor* redact = nullptr);
 
+// The Prometheus text format for node-exporter's textfile collector: dlenv_info,
+// dlenv_gpu_info, dlenv_toolkit_info, dlenv_cudnn_info, dlenv_framework_info, dlenv_finding,
+// dlenv_findings, dlenv_probe_seconds, dlenv_report_timestamp_seconds (docs/json-schema.md).
+// `timestamp_seconds`: when the report was made (Unix time); with a redactor, label values
+// that could identify the machine (GPU UUIDs, paths under the home directory) are redacted.
+std::string render_prometheus(const Facts& facts, const std::vector<Finding>& findings,
+                              double timestamp_seconds, Redactor* redact = nullptr);
+
 // Whether to colour text output, for every command. In order: NO_COLOR set and non-empty:
 // no; FORCE_COLOR or CLICOLOR_FORCE set, non-empty and not "0": yes (even into a pipe);
 // otherwise only on a TTY whose TERM is not "dumb". Null pointers mean "unset".
