@@ -19,6 +19,7 @@
 #include "cli/env_cmd.h"
 #include "cli/help_format.h"
 #include "cli/highlight.h"
+#include "cli/live_probe_cmd.h"
 #include "cli/man_page.h"
 #include "cli/plan_cmd.h"
 #include "cli/plan_link.h"
@@ -28,6 +29,7 @@
 #include "cli/version_info.h"
 #include "cli/which_cmd.h"
 #include "kb/kb.h"
+#include "probe/live_isolation.h"
 #include "platform/env.h"
 #include "platform/filesystem.h"
 #include "platform/registry_file.h"
@@ -284,6 +286,7 @@ int run_doctor(const CommonOptions& co, const DoctorOptions& o, std::ostream& ou
 
 int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
              bool stdout_is_tty) {
+  if (argc == 2 && std::string_view(argv[1]) == kLiveProbeCommand) return run_live_probe_child();
   CLI::App app{
       "dlenv: diagnose the NVIDIA driver -> CUDA -> cuDNN -> framework stack.\n"
       "Run without a command, or with only doctor's flags (dlenv --json), for `dlenv doctor`.",
