@@ -291,6 +291,7 @@ std::string fp8_unavailable(const CublasApi& blas, const DeviceResult& dev) {
 void gemm_tests(const CudaApi& api, const CublasApi& blas, const VerifyOptions& o,
                 const GpuPeaks* peaks, DeviceResult& dev, VerifyResult& r) {
   cublasHandle_t h = nullptr;
+  if (o.progress) o.progress("GPU " + std::to_string(dev.index) + ": cuBLAS handle");
   if (cublasStatus_t s = blas.create(&h); s != 0) {
     problem(r, "cublas-status-not-initialized", "error",
             "GPU " + std::to_string(dev.index) + ": cublasCreate failed: " + cublas_status_text(s) +
@@ -313,6 +314,7 @@ void gemm_tests(const CudaApi& api, const CublasApi& blas, const VerifyOptions& 
   // Small, odd-shaped (multiples of 16, as FP8 needs), every element checked: catches
   // layout and type mistakes. The timed problem is sampled.
   const int sm = 192, sn = 160, sk = 144;
+  if (o.progress) o.progress("GPU " + std::to_string(dev.index) + ": GEMM inputs");
   const std::vector<float> a_small = gemm_input(sm * sk, 11), b_small = gemm_input(sk * sn, 12);
   const std::vector<float> a = gemm_input(static_cast<size_t>(n) * n, 21);
   const std::vector<float> b = gemm_input(static_cast<size_t>(n) * n, 22);
@@ -459,22 +461,24 @@ void health_after_problems(const DeviceResult& dev, VerifyResult& r) {
 
 }  // namespace
 
-VerifyResult run_verify(const VerifyOptions& o) {
-  auto t0 = Clock::now();
-  VerifyResult r;
+namespace {
+
+// The checks of run_verify; every step is announced through o.progress.
+void run_checks(const VerifyOptions& o, Clock::time_point t0, VerifyResult& r) {
   r.cpu_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   auto api = load_cuda_api(o.cuda_candidates.empty()
                                ? std::vector<std::string>{"libcuda.so.1", "libcuda.so"}
                                : o.cuda_candidates);
   // The CPU side runs whatever happens on the GPU: the GPU/CPU ratio needs it.
   r.cpu_gemm_n = o.cpu_gemm_n ? o.cpu_gemm_n : o.full ? 1024 : 512;
+  o.progress("CPU GEMM (the reference speed)");
   r.cpu_gemm_gflops = cpu_gemm_gflops(r.cpu_gemm_n, r.cpu_threads);
   if (!api) {
     r.no_gpu = true;
     problem(r, "no-nvidia-driver", "error", "no CUDA driver: " + api.error().message,
             "install the NVIDIA driver (`dlenv doctor` explains what is missing)");
     r.wall_ms = ms_since(t0);
-    return r;
+    return;
   }
   r.cuda_library = api->path;
   api->cuDriverGetVersion(&r.driver_cuda_version);
@@ -483,7 +487,7 @@ VerifyResult run_verify(const VerifyOptions& o) {
     problem(r, id_for(e), "error", "cuInit failed: " + api->error_text(e) + " (" + api->path + ")",
             "see `dlenv explain " + id_for(e) + "` and run `dlenv doctor`");
     r.wall_ms = ms_since(t0);
-    return r;
+    return;
   }
   int count = 0;
   api->cuDeviceGetCount(&count);
@@ -492,9 +496,10 @@ VerifyResult run_verify(const VerifyOptions& o) {
     problem(r, "cuda-visible-devices-hides-gpu", "error", "the CUDA driver sees no GPU",
             "check CUDA_VISIBLE_DEVICES and `dlenv doctor`");
     r.wall_ms = ms_since(t0);
-    return r;
+    return;
   }
   int major = o.cuda_major > 0 ? o.cuda_major : r.driver_cuda_version / 1000;
+  o.progress("loading cuBLAS");
   auto blas = load_cublas(o.cublas_dir, major);
   if (!blas) {
     problem(r, "verify-cublas-not-loadable", "error", blas.error().message,
@@ -559,6 +564,7 @@ VerifyResult run_verify(const VerifyOptions& o) {
       dev.health_before = o.health(dev.pci_bus_id, i);
       health_before_problems(dev, r);
     }
+    o.progress("GPU " + std::to_string(i) + ": context");
     auto tc = Clock::now();
     CUcontext ctx = nullptr;
     if (CUresult e = api->cuDevicePrimaryCtxRetain(&ctx, d); e != kCudaSuccess) {
@@ -592,6 +598,27 @@ VerifyResult run_verify(const VerifyOptions& o) {
   }
   wait_dnn();
   r.wall_ms = ms_since(t0);
+}
+
+}  // namespace
+
+VerifyResult run_verify(const VerifyOptions& given) {
+  auto t0 = Clock::now();
+  VerifyResult r;
+  // Each announced step is timed into r.step_ms, then passed on to the caller's callback.
+  auto step_start = t0;
+  auto close_step = [&r, &step_start] {
+    if (!r.step_ms.empty()) r.step_ms.back().second = ms_since(step_start);
+  };
+  VerifyOptions o = given;
+  o.progress = [&r, &step_start, &close_step, &given](const std::string& step) {
+    close_step();
+    r.step_ms.emplace_back(step, 0.0);
+    step_start = Clock::now();
+    if (given.progress) given.progress(step);
+  };
+  run_checks(o, t0, r);
+  close_step();
   return r;
 }
 

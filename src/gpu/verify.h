@@ -129,6 +129,9 @@ struct VerifyResult {
   std::vector<VerifyProblem> problems;
   double wall_ms = 0;
   std::map<std::string, double> timing_ms;  // phases: cudnn_load_wait, gpuN_copies, ...
+  // Every step announced through VerifyOptions::progress, in order, with the wall time until
+  // the next step began (the last one until the run ended): where a quick run's time goes.
+  std::vector<std::pair<std::string, double>> step_ms;
 };
 
 VerifyResult run_verify(const VerifyOptions& options);

@@ -557,6 +557,7 @@ void dnn_tests(const CudaApi& api, const CudnnApi& dnn, const VerifyOptions& o,
       static_cast<int>(dnn.version >= 10000 ? dnn.version / 10000 : dnn.version / 1000);
   const std::string gpu = "GPU " + std::to_string(dev.index);
   cudnnHandle_t h = nullptr;
+  if (o.progress) o.progress(gpu + ": cuDNN handle");
   if (cudnnStatus_t s = dnn.create(&h); s != 0) {
     std::string text = dnn.status_text(s);
     problem(r,

@@ -260,6 +260,8 @@ std::string render_verify_json(const VerifyResult& r) {
   }
   j["wall_ms"] = r.wall_ms;
   j["timing_ms"] = r.timing_ms;
+  j["step_ms"] = nlohmann::ordered_json::array();
+  for (const auto& [step, ms] : r.step_ms) j["step_ms"].push_back({{"step", step}, {"ms", ms}});
   return j.dump(2) + "\n";
 }
 

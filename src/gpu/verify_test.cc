@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "platform/process.h"
@@ -184,6 +185,33 @@ TEST_F(FakeGpu, QuickModeRunsEachCudnnSublibraryOnce) {
   // conv fwd/bwd-data/bwd-filter NHWC fp16 + fwd NCHW fp32, relu fwd/bwd, LSTM.
   EXPECT_EQ(r.devices[0].dnn.size(), 4u + 2u + 1u);
   for (const auto& d : r.devices[0].dnn) EXPECT_TRUE(d.error.empty() && d.check.ok()) << d.op;
+}
+
+TEST_F(FakeGpu, EveryAnnouncedStepIsTimedInOrderAndStillReachesTheCaller) {
+  setenv("FAKE_MODE", "ok", 1);
+  VerifyOptions o = options();
+  std::vector<std::string> seen;
+  o.progress = [&seen](const std::string& step) { seen.push_back(step); };
+  VerifyResult r = run_verify(o);
+  ASSERT_EQ(r.step_ms.size(), seen.size());
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(r.step_ms[i].first, seen[i]);
+    EXPECT_GE(r.step_ms[i].second, 0.0) << seen[i];
+  }
+  auto at = [&seen](const std::string& step) {
+    return std::find(seen.begin(), seen.end(), step) - seen.begin();
+  };
+  ASSERT_LT(at("GPU 0: cuBLAS handle"), static_cast<long>(seen.size()));
+  EXPECT_EQ(seen.front(), "CPU GEMM (the reference speed)");
+  EXPECT_LT(at("loading cuBLAS"), at("GPU 0: context"));
+  EXPECT_LT(at("GPU 0: context"), at("GPU 0: copies"));
+  EXPECT_LT(at("GPU 0: cuBLAS handle"), at("GPU 0: GEMM inputs"));
+  EXPECT_LT(at("GPU 0: GEMM inputs"), at("GPU 0: GEMM fp32"));
+  EXPECT_LT(at("GPU 0: GEMM fp32"), at("GPU 0: cuDNN handle"));
+  double steps = 0;
+  for (const auto& s : r.step_ms) steps += s.second;
+  EXPECT_LE(steps, r.wall_ms + 1.0);
+  EXPECT_NE(render_verify_json(r).find("\"step_ms\""), std::string::npos);
 }
 
 TEST_F(FakeGpu, WrongCudnnResultsAreErrorsNamingTheOperation) {

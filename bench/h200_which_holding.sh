@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# One device run for the items still open after round 5: the lean collection
+# The lean collection (h200_verify_fp8_deps_envs_lean.sh)
 # (verify --full with fp8 and the NVML health line next to torch's fp8 GEMM; deps on
 # libtorch_cuda.so vs ldd and vs `dlenv which`; doctor with several environments),
 # plus `dlenv which --holding` against a live PyTorch process and ldd/deps timed over
 # more runs. Everything lands in one archive, since a device run returns at most 8 files.
-# Usage: OUT=dir bench/h200_round6.sh path/to/dlenv
+# Usage: OUT=dir bench/h200_which_holding.sh path/to/dlenv
 set -uo pipefail
-DLENV="$(realpath "${1:?usage: OUT=dir bench/h200_round6.sh path/to/dlenv}")"
+DLENV="$(realpath "${1:?usage: OUT=dir bench/h200_which_holding.sh path/to/dlenv}")"
 FINAL="${OUT:?set OUT}"
 here="$(cd "$(dirname "$0")" && pwd)"
 work=$(mktemp -d)
 PY=/opt/torch/.venv/bin/python3
 [[ -x "$PY" ]] || PY=python3
 { date -u; uname -a; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc; } > "$work/machine.txt" 2>&1
-OUT="$work" bash "$here/h200_round5_lean.sh" "$DLENV"
+OUT="$work" bash "$here/h200_verify_fp8_deps_envs_lean.sh" "$DLENV"
 ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 site=$("$PY" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
 lib="$site/torch/lib/libtorch_cuda.so"
@@ -42,5 +42,5 @@ kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
   done; } > "$work/doctor-4envs-11.txt"
 "$DLENV" doctor --python /tmp/dlenv-venv-a/bin/python --python /tmp/dlenv-venv-b/bin/python \
   --python /tmp/dlenv-venv-c/bin/python > "$work/doctor-4envs.txt" 2>&1
-tar -C "$work" -czf "$FINAL/round6.tgz" .
+tar -C "$work" -czf "$FINAL/which_holding.tgz" .
 ls -la "$work"

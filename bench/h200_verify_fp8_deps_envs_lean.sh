@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The round-5 collection cut to what a nearly spent device budget allows (~90 s):
+# h200_verify_fp8_deps_envs.sh cut to what a nearly spent device budget allows (~90 s):
 # verify --full (fp8 and the NVML health line) with PyTorch's fp8 GEMM at the same size;
 # deps on libtorch_cuda.so vs ldd and vs `dlenv which`; doctor with four environments.
-# Usage: OUT=dir bench/h200_round5_lean.sh path/to/dlenv
+# Usage: OUT=dir bench/h200_verify_fp8_deps_envs_lean.sh path/to/dlenv
 set -uo pipefail
-DLENV="${1:?usage: OUT=dir bench/h200_round5_lean.sh path/to/dlenv}"
+DLENV="${1:?usage: OUT=dir bench/h200_verify_fp8_deps_envs_lean.sh path/to/dlenv}"
 OUT="${OUT:?set OUT}"
 PY=/opt/torch/.venv/bin/python3
 [[ -x "$PY" ]] || PY=python3

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Round 8 on the GPU machine: process start-up floor (/bin/true, a C++ hello, dlenv
+# On the GPU machine: process start-up floor (/bin/true, a C++ hello, dlenv
 # --version), `dlenv deps` against ldd on torch's libtorch_cuda.so (new build and,
 # when given, an older one, in the same run), deps' timeline (--trace) and phase
 # times, deps against what a real PyTorch process mapped (`dlenv which`), and where
-# cuDNN keeps its dlopen names (what round 7 did, and more; round 7 is folded in here).
-# Usage: OUT=dir bench/h200_round8.sh path/to/dlenv [path/to/old-dlenv] [N]
+# cuDNN keeps its dlopen names (what the earlier bench/h200_round7.sh did, folded in here).
+# Usage: OUT=dir bench/h200_startup_and_deps.sh path/to/dlenv [path/to/old-dlenv] [N]
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 DLENV="$(realpath "$1")"

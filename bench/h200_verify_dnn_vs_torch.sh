@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Third collection run on the GPU machine: `dlenv verify` with the cuDNN work
+# On the GPU machine: `dlenv verify` with the cuDNN work
 # (convolutions, activations, LSTM/GRU) quick and full next to PyTorch doing the same
 # through the same libraries, the quick-mode wall time next to PyTorch's first CUDA
 # tensor, and verify on the system cuDNN. Results in $OUT as one tgz.
-# Usage: OUT=dir bench/h200_round3.sh path/to/dlenv
+# Usage: OUT=dir bench/h200_verify_dnn_vs_torch.sh path/to/dlenv
 set -uo pipefail
-DLENV="${1:?usage: OUT=dir bench/h200_round3.sh path/to/dlenv}"
+DLENV="${1:?usage: OUT=dir bench/h200_verify_dnn_vs_torch.sh path/to/dlenv}"
 OUT="${OUT:?set OUT}"
 PY=/opt/torch/.venv/bin/python3
 [[ -x "$PY" ]] || PY=python3
@@ -22,4 +22,4 @@ OUT="$w" bash "$(dirname "$0")/verify_compare.sh" "$DLENV" --full "$PY" > "$w/co
 { t "$DLENV" which -- "$PY" -c "import torch; torch.zeros(1, device='cuda'); import torch.nn.functional as F; F.conv2d(torch.zeros(1,1,8,8,device='cuda'), torch.zeros(1,1,3,3,device='cuda'))"; } > "$w/which-torch.txt" 2>&1
 { t "$DLENV" cudnn list; } > "$w/cudnn-list.txt" 2>&1
 { t "$DLENV" doctor --no-color; } > "$w/doctor.txt" 2>&1
-tar -C "$w" -czf "$OUT/round3.tgz" . && rm -rf "$w"
+tar -C "$w" -czf "$OUT/verify_dnn_vs_torch.tgz" . && rm -rf "$w"

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Fifth collection run (2026-12-02 evening): verify --full with fp8 and the NVML health
+# On the GPU machine: verify --full with fp8 and the NVML health
 # line next to PyTorch; `dlenv deps` on libtorch_cuda.so against ldd (wall time, one run)
 # and against what `dlenv which` sees torch really map; doctor with several
 # environments present; doctor --deep.
-# Usage: OUT=dir bench/h200_round5.sh path/to/dlenv
+# Usage: OUT=dir bench/h200_verify_fp8_deps_envs.sh path/to/dlenv
 set -uo pipefail
-DLENV="${1:?usage: OUT=dir bench/h200_round5.sh path/to/dlenv}"
+DLENV="${1:?usage: OUT=dir bench/h200_verify_fp8_deps_envs.sh path/to/dlenv}"
 OUT="${OUT:?set OUT}"
 PY=/opt/torch/.venv/bin/python3
 [[ -x "$PY" ]] || PY=python3

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Second collection run on the GPU machine: verify (quick and full, next to PyTorch),
+# On the GPU machine: verify (quick and full, next to PyTorch),
 # doctor --deep next to collect_env, deps/load on the real cuDNN. Results in $OUT as one tgz.
 set -uo pipefail
-DLENV="${1:?usage: OUT=dir bench/h200_round2.sh path/to/dlenv}"
+DLENV="${1:?usage: OUT=dir bench/h200_verify_and_deep_doctor.sh path/to/dlenv}"
 OUT="${OUT:?set OUT}"
 PY=/opt/torch/.venv/bin/python3
 [[ -x "$PY" ]] || PY=python3
@@ -22,4 +22,4 @@ OUT="$w" bash "$(dirname "$0")/verify_compare.sh" "$DLENV" --full "$PY" > "$w/co
 { t "$DLENV" load libcudnn.so.9; } > "$w/load-cudnn.txt" 2>&1
 { t "$DLENV" load libcublas.so.13; } > "$w/load-cublas.txt" 2>&1
 { t "$DLENV" doctor --json; } > "$w/doctor.json" 2>&1
-tar -C "$w" -czf "$OUT/round2.tgz" . && rm -rf "$w"
+tar -C "$w" -czf "$OUT/verify_and_deep_doctor.tgz" . && rm -rf "$w"
