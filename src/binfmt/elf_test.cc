@@ -917,9 +917,6 @@ TEST(ElfOnDisk, LibcVersionNeedsOfARealLibrary) {
   EXPECT_TRUE(needs_glibc);
 }
 
-}  // namespace
-}  // namespace dlenv
-
 // The pre-check before a real dlopen: a real gcc-built library is loadable whole; cut
 // anywhere inside what ld.so maps, it is refused with the byte counts, never read past.
 TEST(Elf, LoadProblemOfTruncatedCopies) {
@@ -962,3 +959,6 @@ TEST(Elf, LoadProblemOfTruncatedCopies) {
   ASSERT_TRUE(p);
   EXPECT_THAT(*p, ::testing::HasSubstr("bytes of its program headers"));
 }
+
+}  // namespace
+}  // namespace dlenv

@@ -3,6 +3,8 @@
 // child did into answers or failures.
 #include "probe/live_isolation.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -592,7 +594,8 @@ int serve_live_probes(std::istream& in, const LiveServeHooks& hooks) {
 size_t read_live_output(const std::string& out, const std::vector<LiveRequest>& requests,
                         size_t first_step, const std::string& how, LiveAnswers& answers) {
   std::vector<bool> answered(requests.size(), false);
-  std::optional<size_t> open_step;  // began, not answered
+  constexpr size_t kNone = static_cast<size_t>(-1);
+  size_t open_step = kNone;  // began, not answered
   std::optional<int64_t> overrun_ms;
   std::string garbage;
   auto cudnn_ordinal = [&](size_t step) {
@@ -669,7 +672,7 @@ size_t read_live_output(const std::string& out, const std::vector<LiveRequest>& 
       }
       if (j.contains("refused")) add_refused(j["refused"], r);
       answered[step] = true;
-      if (open_step == step) open_step.reset();
+      if (open_step == step) open_step = kNone;
     } catch (const Garbage& g) {
       if (garbage.empty()) garbage = g.what;
     } catch (const json::exception& e) {
@@ -685,7 +688,7 @@ size_t read_live_output(const std::string& out, const std::vector<LiveRequest>& 
   }
   if (first_unanswered == requests.size()) return first_unanswered;
   // The step the child failed in: the one it began, else the first it did not answer.
-  const size_t culprit = open_step.value_or(first_unanswered);
+  const size_t culprit = open_step != kNone ? open_step : first_unanswered;
   LiveProbeFailure f;
   f.probe = probe_name(requests[culprit].kind);
   f.library = request_library(requests[culprit]);

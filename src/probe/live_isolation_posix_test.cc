@@ -4,6 +4,7 @@
 // pre-check without being loaded.
 #include "probe/live_isolation.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
