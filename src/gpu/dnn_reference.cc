@@ -1,6 +1,8 @@
 #include "gpu/dnn_reference.h"
 
 #include <cmath>
+#include <functional>
+#include <vector>
 
 #include "util/strings.h"
 
@@ -173,9 +175,18 @@ CheckResult check_conv(ConvDirection dir, const ConvShape& sh, Layout l, DType t
   const double rel = output_rel(t);
   const double mag = 2.5e-4;
   r.tolerance = {rel, mag};
-  auto check_at = [&](size_t offset, RefValue want, const std::string& where) {
-    double got = from_device_bytes(out, offset, t);
-    record(r, got, want.value, rel * std::fabs(want.value) + mag * want.magnitude + 1e-6, where);
+  // Each sampled element's reference is a long sum: gathered first, computed on every
+  // thread, then recorded in sample order (the first bad element named is always the same).
+  struct Pending {
+    size_t offset;
+    std::string where;
+    std::function<RefValue()> reference;
+    RefValue want;
+  };
+  std::vector<Pending> pending;
+  auto check_at = [&pending](size_t offset, std::function<RefValue()> reference,
+                             std::string where) {
+    pending.push_back({offset, std::move(where), std::move(reference), {}});
   };
   // Enumerate logical elements (layout-independent order), then map to offsets.
   if (dir == ConvDirection::forward) {
@@ -184,9 +195,11 @@ CheckResult check_conv(ConvDirection dir, const ConvShape& sh, Layout l, DType t
     for_samples(total, samples, [&](size_t i) {
       int q = static_cast<int>(i % Q), p = static_cast<int>(i / Q % P);
       int k = static_cast<int>(i / Q / P % sh.k), n = static_cast<int>(i / Q / P / sh.k);
-      check_at(y_offset(sh, l, n, k, p, q), conv_fwd_ref(sh, l, a, b, n, k, p, q),
-               "y[" + std::to_string(n) + "," + std::to_string(k) + "," + std::to_string(p) + "," +
-                   std::to_string(q) + "]");
+      check_at(
+          y_offset(sh, l, n, k, p, q),
+          [=, &sh, &a, &b] { return conv_fwd_ref(sh, l, a, b, n, k, p, q); },
+          "y[" + std::to_string(n) + "," + std::to_string(k) + "," + std::to_string(p) + "," +
+              std::to_string(q) + "]");
     });
   } else if (dir == ConvDirection::backward_data) {
     const size_t total = sh.x_count();
@@ -194,9 +207,11 @@ CheckResult check_conv(ConvDirection dir, const ConvShape& sh, Layout l, DType t
       int x = static_cast<int>(i % sh.w), h = static_cast<int>(i / sh.w % sh.h);
       int c = static_cast<int>(i / sh.w / sh.h % sh.c),
           n = static_cast<int>(i / sh.w / sh.h / sh.c);
-      check_at(x_offset(sh, l, n, c, h, x), conv_bwd_data_ref(sh, l, a, b, n, c, h, x),
-               "dx[" + std::to_string(n) + "," + std::to_string(c) + "," + std::to_string(h) + "," +
-                   std::to_string(x) + "]");
+      check_at(
+          x_offset(sh, l, n, c, h, x),
+          [=, &sh, &a, &b] { return conv_bwd_data_ref(sh, l, a, b, n, c, h, x); },
+          "dx[" + std::to_string(n) + "," + std::to_string(c) + "," + std::to_string(h) + "," +
+              std::to_string(x) + "]");
     });
   } else {
     const size_t total = sh.w_count();
@@ -204,10 +219,23 @@ CheckResult check_conv(ConvDirection dir, const ConvShape& sh, Layout l, DType t
       int s = static_cast<int>(i % sh.s), rr = static_cast<int>(i / sh.s % sh.r);
       int c = static_cast<int>(i / sh.s / sh.r % sh.c),
           k = static_cast<int>(i / sh.s / sh.r / sh.c);
-      check_at(w_offset(sh, l, k, c, rr, s), conv_bwd_filter_ref(sh, l, a, b, k, c, rr, s),
-               "dw[" + std::to_string(k) + "," + std::to_string(c) + "," + std::to_string(rr) +
-                   "," + std::to_string(s) + "]");
+      check_at(
+          w_offset(sh, l, k, c, rr, s),
+          [=, &sh, &a, &b] { return conv_bwd_filter_ref(sh, l, a, b, k, c, rr, s); },
+          "dw[" + std::to_string(k) + "," + std::to_string(c) + "," + std::to_string(rr) + "," +
+              std::to_string(s) + "]");
     });
+  }
+  for_each_range(
+      pending.size(),
+      [&pending](size_t begin, size_t end) {
+        for (size_t i = begin; i < end; ++i) pending[i].want = pending[i].reference();
+      },
+      8);
+  for (const Pending& p : pending) {
+    const double got = from_device_bytes(out, p.offset, t);
+    record(r, got, p.want.value, rel * std::fabs(p.want.value) + mag * p.want.magnitude + 1e-6,
+           p.where);
   }
   return r;
 }
@@ -307,26 +335,33 @@ std::vector<float> rnn_forward_ref(RnnCell cell, const std::vector<RnnLayerWeigh
       for (size_t j = 0; j < nb; ++j) {
         const double* xv = &input[(t * nb + j) * in];
         const double* hv = &h[j * H];
-        for (int u = 0; u < H; ++u) {
-          if (cell == RnnCell::lstm) {
-            double g[4];
-            for (int k = 0; k < 4; ++k) {
-              g[k] = affine(L.w[k], L.bw[k], xv, in, u) + affine(L.rw[k], L.br[k], hv, H, u);
-            }
-            double ig = sigmoid(g[0]), fg = sigmoid(g[1]), cg = std::tanh(g[2]), og = sigmoid(g[3]);
-            double cc = fg * c[j * H + u] + ig * cg;
-            cn[j * H + u] = cc;
-            hn[j * H + u] = og * std::tanh(cc);
-          } else {
-            double rg =
-                sigmoid(affine(L.w[0], L.bw[0], xv, in, u) + affine(L.rw[0], L.br[0], hv, H, u));
-            double zg =
-                sigmoid(affine(L.w[1], L.bw[1], xv, in, u) + affine(L.rw[1], L.br[1], hv, H, u));
-            double ng = std::tanh(affine(L.w[2], L.bw[2], xv, in, u) +
-                                  rg * affine(L.rw[2], L.br[2], hv, H, u));
-            hn[j * H + u] = (1 - zg) * ng + zg * hv[u];
-          }
-        }
+        // Every unit on its own: the units of one step are computed on all threads.
+        for_each_range(
+            static_cast<size_t>(H),
+            [&](size_t unit_begin, size_t unit_end) {
+              for (int u = static_cast<int>(unit_begin); u < static_cast<int>(unit_end); ++u) {
+                if (cell == RnnCell::lstm) {
+                  double g[4];
+                  for (int k = 0; k < 4; ++k) {
+                    g[k] = affine(L.w[k], L.bw[k], xv, in, u) + affine(L.rw[k], L.br[k], hv, H, u);
+                  }
+                  double ig = sigmoid(g[0]), fg = sigmoid(g[1]), cg = std::tanh(g[2]),
+                         og = sigmoid(g[3]);
+                  double cc = fg * c[j * H + u] + ig * cg;
+                  cn[j * H + u] = cc;
+                  hn[j * H + u] = og * std::tanh(cc);
+                } else {
+                  double rg = sigmoid(affine(L.w[0], L.bw[0], xv, in, u) +
+                                      affine(L.rw[0], L.br[0], hv, H, u));
+                  double zg = sigmoid(affine(L.w[1], L.bw[1], xv, in, u) +
+                                      affine(L.rw[1], L.br[1], hv, H, u));
+                  double ng = std::tanh(affine(L.w[2], L.bw[2], xv, in, u) +
+                                        rg * affine(L.rw[2], L.br[2], hv, H, u));
+                  hn[j * H + u] = (1 - zg) * ng + zg * hv[u];
+                }
+              }
+            },
+            64);
       }
       h.swap(hn);
       c.swap(cn);

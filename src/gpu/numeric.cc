@@ -115,39 +115,81 @@ float e4m3_to_float(uint8_t b) {
   return static_cast<float>((b & 0x80) ? -v : v);
 }
 
+void for_each_range(size_t count, const std::function<void(size_t, size_t)>& fn,
+                    size_t min_per_thread) {
+  const size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()),
+                                          count / std::max<size_t>(1, min_per_thread));
+  if (threads <= 1) {
+    if (count) fn(0, count);
+    return;
+  }
+  const size_t per = (count + threads - 1) / threads;
+  std::vector<std::thread> pool;
+  for (size_t b = per; b < count; b += per) pool.emplace_back(fn, b, std::min(count, b + per));
+  fn(0, std::min(count, per));
+  for (auto& th : pool) th.join();
+}
+
+uint64_t input_hash(uint64_t seed, uint64_t i) {
+  // The splitmix64 finaliser over the seed in the high bits and the index in the low.
+  uint64_t z = (seed << 40) ^ i ^ 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+namespace {
+
+// Multiples of 1/Steps in [-1, 1]; Steps a constant so the modulo is a multiplication.
+template <uint32_t Steps>
+void fill_input(std::vector<float>& v, uint32_t seed) {
+  for_each_range(v.size(), [&v, seed](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      const auto q =
+          static_cast<int>(input_hash(seed, i) % (2 * Steps + 1)) - static_cast<int>(Steps);
+      v[i] = static_cast<float>(q) / static_cast<float>(Steps);
+    }
+  });
+}
+
+}  // namespace
+
 std::vector<float> gemm_input(size_t count, uint32_t seed, DType t) {
   // Multiples of 1/64 are exact in fp16/bf16/tf32; E4M3 (3 mantissa bits) holds the
   // multiples of 1/8 in [-1, 1] exactly.
-  const uint32_t steps = t == DType::fp8 ? 8 : 64;
   std::vector<float> v(count);
-  uint32_t s = seed * 2654435761u + 12345u;
-  for (auto& x : v) {
-    s ^= s << 13;
-    s ^= s >> 17;
-    s ^= s << 5;
-    x = static_cast<float>(static_cast<int>(s % (2 * steps + 1)) - static_cast<int>(steps)) /
-        static_cast<float>(steps);
+  if (t == DType::fp8) {
+    fill_input<8>(v, seed);
+  } else {
+    fill_input<64>(v, seed);
   }
   return v;
 }
 
 std::vector<uint8_t> to_device_bytes(const std::vector<float>& v, DType t) {
-  std::vector<uint8_t> out;
-  if (t == DType::fp32 || t == DType::tf32) {
-    out.resize(v.size() * 4);
-    std::memcpy(out.data(), v.data(), out.size());
-    return out;
-  }
-  if (t == DType::fp8) {
-    out.resize(v.size());
-    for (size_t i = 0; i < v.size(); ++i) out[i] = float_to_e4m3(v[i]);
-    return out;
-  }
-  out.resize(v.size() * 2);
-  for (size_t i = 0; i < v.size(); ++i) {
-    uint16_t h = t == DType::fp16 ? float_to_half(v[i]) : float_to_bf16(v[i]);
-    std::memcpy(out.data() + 2 * i, &h, 2);
-  }
+  std::vector<uint8_t> out(v.size() * elem_size(t));
+  for_each_range(v.size(), [&v, &out, t](size_t begin, size_t end) {
+    uint8_t* o = out.data();
+    switch (t) {
+      case DType::fp32:
+      case DType::tf32: std::memcpy(o + 4 * begin, v.data() + begin, 4 * (end - begin)); break;
+      case DType::fp8:
+        for (size_t i = begin; i < end; ++i) o[i] = float_to_e4m3(v[i]);
+        break;
+      case DType::fp16:
+        for (size_t i = begin; i < end; ++i) {
+          const uint16_t h = float_to_half(v[i]);
+          std::memcpy(o + 2 * i, &h, 2);
+        }
+        break;
+      case DType::bf16:
+        for (size_t i = begin; i < end; ++i) {
+          const uint16_t h = float_to_bf16(v[i]);
+          std::memcpy(o + 2 * i, &h, 2);
+        }
+        break;
+    }
+  });
   return out;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,10 @@ namespace dlenv {
 // fp8 is OCP E4M3 ("e4m3fn": bias 7, no infinities, max 448), as cuBLASLt's CUDA_R_8F_E4M3.
 enum class DType { fp32, tf32, fp16, bf16, fp8 };
 const char* dtype_name(DType t);
+// Bytes per element of a device buffer of type `t`.
+inline size_t elem_size(DType t) {
+  return t == DType::fp8 ? 1 : t == DType::fp16 || t == DType::bf16 ? 2 : 4;
+}
 
 uint16_t float_to_half(float f);  // round to nearest even
 float half_to_float(uint16_t h);
@@ -20,8 +25,19 @@ float bf16_to_float(uint16_t b);
 uint8_t float_to_e4m3(float f);  // round to nearest even, saturating at +-448; NaN -> 0x7f
 float e4m3_to_float(uint8_t b);
 
+// Calls fn(begin, end) on disjoint ranges covering [0, count), on up to the machine's
+// hardware threads, each range at least `min_per_thread` long (inline when count is
+// smaller); returns when every range is done.
+void for_each_range(size_t count, const std::function<void(size_t, size_t)>& fn,
+                    size_t min_per_thread = size_t{1} << 16);
+
+// A well-mixed 64-bit value of (seed, i): deterministic inputs element by element, so a
+// matrix can be filled on many threads and any element recomputed on its own.
+uint64_t input_hash(uint64_t seed, uint64_t i);
+
 // Deterministic inputs in [-1, 1] that are exact in `t` and every wider type
-// (multiples of 1/64; multiples of 1/8 for fp8).
+// (multiples of 1/64; multiples of 1/8 for fp8). Element i depends only on (seed, i), so
+// the matrix is filled on all threads.
 std::vector<float> gemm_input(size_t count, uint32_t seed, DType t = DType::fp16);
 
 // Converts a float matrix to the bytes the GPU gets for `t` (fp32/tf32: 4 bytes each,

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 
 namespace dlenv {
@@ -37,6 +38,48 @@ TEST(GemmInput, IsExactInEveryType) {
     EXPECT_EQ(bf16_to_float(float_to_bf16(f)), f);
   }
   EXPECT_NE(gemm_input(10, 1), gemm_input(10, 2));
+}
+
+TEST(GemmInput, ElementsDependOnlyOnSeedAndIndexWhateverTheThreadSplit) {
+  // Large enough to be filled on several threads; the small one is filled inline.
+  const size_t big = size_t{1} << 20;
+  auto whole = gemm_input(big, 3), prefix = gemm_input(1000, 3);
+  ASSERT_EQ(whole.size(), big);
+  EXPECT_TRUE(std::equal(prefix.begin(), prefix.end(), whole.begin()));
+  // Every value of the 129 multiples of 1/64 shows up, none other.
+  std::vector<int> seen(129);
+  for (float f : whole) {
+    const float q = f * 64.0f;
+    ASSERT_EQ(q, std::round(q)) << f;
+    ++seen.at(static_cast<size_t>(q + 64.0f));
+  }
+  for (int count : seen) EXPECT_GT(count, 0);
+  auto fp8 = gemm_input(big, 3, DType::fp8);
+  for (float f : fp8) ASSERT_EQ(e4m3_to_float(float_to_e4m3(f)), f) << f;
+}
+
+TEST(ForEachRange, CoversEveryIndexOnce) {
+  for (size_t count : {size_t{0}, size_t{1}, size_t{1000}, (size_t{1} << 20) + 7}) {
+    std::vector<std::atomic<int>> hits(count);
+    for_each_range(count, [&hits](size_t b, size_t e) {
+      for (size_t i = b; i < e; ++i) ++hits[i];
+    });
+    for (size_t i = 0; i < count; ++i) ASSERT_EQ(hits[i].load(), 1) << i << " of " << count;
+  }
+}
+
+TEST(ToDeviceBytes, ConvertsEveryElementOnEveryThread) {
+  auto v = gemm_input((size_t{1} << 18) + 3, 9);
+  for (DType t : {DType::fp32, DType::fp16, DType::bf16, DType::fp8}) {
+    auto bytes = to_device_bytes(v, t);
+    ASSERT_EQ(bytes.size(), v.size() * elem_size(t));
+    for (size_t i = 0; i < v.size(); i += 997) {
+      const float want = t == DType::fp8 ? e4m3_to_float(float_to_e4m3(v[i])) : v[i];
+      ASSERT_EQ(from_device_bytes(bytes, i, t), want) << dtype_name(t) << " " << i;
+    }
+    EXPECT_EQ(from_device_bytes(bytes, v.size() - 1, t),
+              t == DType::fp8 ? e4m3_to_float(float_to_e4m3(v.back())) : v.back());
+  }
 }
 
 TEST(CheckGemm, AcceptsACorrectProductAndCatchesAWrongElement) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 
 #include "gpu/dnn_reference.h"
 #include "gpu/verify_internal.h"
@@ -60,13 +61,31 @@ std::string error_text(const CudaApi& api, const StepError& e) {
   return e.code == kDnnStatus ? e.what : e.what + ": " + api.error_text(e.code);
 }
 
+// The host inputs of a convolution shape: generated once, shared by every direction,
+// layout and type tested on that shape.
+struct ConvInputs {
+  std::vector<float> x, w, dy;
+};
+
 struct Ctx {
   const CudaApi& api;
   const CudnnApi& dnn;
   cudnnHandle_t handle;
   const VerifyOptions& o;
-  int major;  // cuDNN major, for sub-library names
+  int major;                                       // cuDNN major, for sub-library names
+  std::map<std::string, ConvInputs>* conv_inputs;  // by ConvShape::str()
+  std::vector<uint8_t>* result;  // downloaded outputs: its memory reused by every test
 };
+
+const ConvInputs& conv_inputs(const Ctx& c, const ConvShape& sh) {
+  auto [it, added] = c.conv_inputs->try_emplace(sh.str());
+  if (added) {
+    it->second.x = gemm_input(sh.x_count(), 31);
+    it->second.w = gemm_input(sh.w_count(), 32);
+    it->second.dy = gemm_input(sh.y_count(), 33);
+  }
+  return it->second;
+}
 
 // ---- convolutions --------------------------------------------------------------
 
@@ -105,8 +124,8 @@ std::optional<StepError> conv_once(const Ctx& c, ConvDirection dir, Layout l, DT
             "cudnnSetConvolutionMathType");
 
   // Inputs: x and w for forward, w and dy for backward-data, x and dy for backward-filter.
-  auto x = gemm_input(sh.x_count(), 31), w = gemm_input(sh.w_count(), 32),
-       dy = gemm_input(sh.y_count(), 33);
+  const ConvInputs& in = conv_inputs(c, sh);
+  const std::vector<float>&x = in.x, &w = in.w, &dy = in.dy;
   const std::vector<float>& a = dir == ConvDirection::backward_data ? w : x;
   const std::vector<float>& b = dir == ConvDirection::forward ? w : dy;
   const size_t out_count = dir == ConvDirection::forward         ? sh.y_count()
@@ -189,7 +208,7 @@ std::optional<StepError> conv_once(const Ctx& c, ConvDirection dir, Layout l, DT
     if (CUresult e = c.api.cuCtxSynchronize(); e != kCudaSuccess)
       return StepError{e, "cuCtxSynchronize"};
   }
-  std::vector<uint8_t> result;
+  std::vector<uint8_t>& result = *c.result;
   if (auto e = download(c.api, dout, out_count * elem_size(t), result, "output")) return e;
   out.check = check_conv(dir, sh, l, t, a, b, result, samples);
   return std::nullopt;
@@ -337,11 +356,9 @@ struct RnnShape {
 };
 
 // Deterministic weights, exact in fp16: multiples of 1/1024, about +-1/sqrt(hidden).
-float weight_value(uint32_t& s, int m) {
-  s ^= s << 13;
-  s ^= s >> 17;
-  s ^= s << 5;
-  return static_cast<float>(static_cast<int>(s % static_cast<uint32_t>(2 * m + 1)) - m) / 1024.0f;
+float weight_value(uint64_t matrix, size_t i, int m) {
+  const auto q = static_cast<int>(input_hash(matrix, i) % static_cast<uint64_t>(2 * m + 1)) - m;
+  return static_cast<float>(q) / 1024.0f;
 }
 
 struct RnnRun {
@@ -411,7 +428,7 @@ std::optional<StepError> rnn_once(const Ctx& c, RnnCell cell, DType t, const Rnn
   DLENV_DNN(dnn.create_tensor(&bd.d), "cudnnCreateTensorDescriptor");
   const int gates = rnn_gates(cell);
   const int m = std::max(1, static_cast<int>(1024.0 / std::sqrt(static_cast<double>(sh.hidden))));
-  uint32_t seed = 0x1234567u;
+  uint64_t matrices = 0x1234;  // each weight matrix and bias its own inputs
   for (int l = 0; l < sh.layers; ++l) {
     RnnLayerWeights& L = layers[static_cast<size_t>(l)];
     L.in = l == 0 ? sh.input : sh.hidden;
@@ -448,19 +465,26 @@ std::optional<StepError> rnn_once(const Ctx& c, RnnCell cell, DType t, const Rnn
         if (at < base || at - base + last > weight_bytes)
           return StepError{kDnnStatus, "cuDNN reports an RNN weight outside the weight space"};
         dst.assign(static_cast<size_t>(rows_want) * cols, 0.0f);
-        for (int rr = 0; rr < rows_want; ++rr) {
-          for (int cc = 0; cc < cols; ++cc) {
-            float v = weight_value(seed, m);
-            dst[static_cast<size_t>(rr) * cols + cc] = v;
-            size_t off = at - base + (rr * rs + cc * cs) * es;
-            if (t == DType::fp16) {
-              uint16_t hv = float_to_half(v);
-              std::memcpy(&host_weights[off], &hv, 2);
-            } else {
-              std::memcpy(&host_weights[off], &v, 4);
-            }
-          }
-        }
+        const uint64_t matrix = ++matrices;
+        for_each_range(
+            static_cast<size_t>(rows_want),
+            [&](size_t row_begin, size_t row_end) {
+              for (size_t rr = row_begin; rr < row_end; ++rr) {
+                for (size_t cc = 0; cc < static_cast<size_t>(cols); ++cc) {
+                  const size_t i = rr * static_cast<size_t>(cols) + cc;
+                  const float v = weight_value(matrix, i, m);
+                  dst[i] = v;
+                  const size_t off = at - base + (rr * rs + cc * cs) * es;
+                  if (t == DType::fp16) {
+                    const uint16_t hv = float_to_half(v);
+                    std::memcpy(&host_weights[off], &hv, 2);
+                  } else {
+                    std::memcpy(&host_weights[off], &v, 4);
+                  }
+                }
+              }
+            },
+            64);
         return std::nullopt;
       };
       const size_t g = static_cast<size_t>(id % gates);
@@ -500,7 +524,7 @@ std::optional<StepError> rnn_once(const Ctx& c, RnnCell cell, DType t, const Rnn
     if (CUresult e = c.api.cuCtxSynchronize(); e != kCudaSuccess)
       return StepError{e, "cuCtxSynchronize"};
   }
-  std::vector<uint8_t> y;
+  std::vector<uint8_t>& y = *c.result;
   if (auto e = download(c.api, dyb, y_bytes, y, "y")) return e;
   out.check = check_rnn(cell, t, layers, x, sh.batch, std::min(check_steps, sh.steps), batches, y);
   return std::nullopt;
@@ -568,7 +592,9 @@ void dnn_tests(const CudaApi& api, const CudnnApi& dnn, const VerifyOptions& o,
             "copy this is and whether it matches the driver and CUDA runtime");
     return;
   }
-  Ctx c{api, dnn, h, o, major};
+  std::map<std::string, ConvInputs> inputs;
+  std::vector<uint8_t> result;
+  Ctx c{api, dnn, h, o, major, &inputs, &result};
   ConvShape big;
   if (o.small_dnn) {
     big.n = 3, big.c = 16, big.h = 12, big.w = 10, big.k = 8, big.r = 3, big.s = 3;

@@ -81,10 +81,14 @@ struct StepError {
 // Copies host floats to a new device buffer in the type's format.
 inline std::optional<StepError> upload(const CudaApi& api, DeviceBuffer& buf,
                                        const std::vector<float>& v, DType t, const char* what) {
-  auto bytes = to_device_bytes(v, t);
-  CUresult e = api.cuMemAlloc(&buf.ptr, std::max<size_t>(bytes.size(), 1));
+  // fp32 and tf32 upload the floats as they are; the others are converted first.
+  const bool as_is = t == DType::fp32 || t == DType::tf32;
+  const std::vector<uint8_t> bytes = as_is ? std::vector<uint8_t>{} : to_device_bytes(v, t);
+  const void* src = as_is ? static_cast<const void*>(v.data()) : bytes.data();
+  const size_t size = v.size() * elem_size(t);
+  CUresult e = api.cuMemAlloc(&buf.ptr, std::max<size_t>(size, 1));
   if (e != kCudaSuccess) return StepError{e, std::string("cuMemAlloc ") + what};
-  e = api.cuMemcpyHtoD(buf.ptr, bytes.data(), bytes.size());
+  e = api.cuMemcpyHtoD(buf.ptr, src, size);
   if (e != kCudaSuccess) return StepError{e, std::string("cuMemcpyHtoD ") + what};
   return std::nullopt;
 }
@@ -95,11 +99,6 @@ inline std::optional<StepError> download(const CudaApi& api, const DeviceBuffer&
   CUresult e = api.cuMemcpyDtoH(out.data(), buf.ptr, bytes);
   if (e != kCudaSuccess) return StepError{e, std::string("cuMemcpyDtoH ") + what};
   return std::nullopt;
-}
-
-// Bytes per element of a device buffer of type `t`.
-inline size_t elem_size(DType t) {
-  return t == DType::fp8 ? 1 : t == DType::fp16 || t == DType::bf16 ? 2 : 4;
 }
 
 // Times `iterations` runs of `op` between two events on the default stream.

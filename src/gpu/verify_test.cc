@@ -202,7 +202,9 @@ TEST_F(FakeGpu, EveryAnnouncedStepIsTimedInOrderAndStillReachesTheCaller) {
     return std::find(seen.begin(), seen.end(), step) - seen.begin();
   };
   ASSERT_LT(at("GPU 0: cuBLAS handle"), static_cast<long>(seen.size()));
-  EXPECT_EQ(seen.front(), "CPU GEMM (the reference speed)");
+  EXPECT_EQ(seen.front(), "loading cuBLAS");
+  EXPECT_GT(r.cpu_gemm_gflops, 0);  // measured alongside, waited for
+  EXPECT_EQ(r.timing_ms.count("cpu_gemm_done_after"), 1u);
   EXPECT_LT(at("loading cuBLAS"), at("GPU 0: context"));
   EXPECT_LT(at("GPU 0: context"), at("GPU 0: copies"));
   EXPECT_LT(at("GPU 0: cuBLAS handle"), at("GPU 0: GEMM inputs"));
