@@ -1070,15 +1070,16 @@ std::optional<std::string> elf_load_problem(ByteView file) {
   const uint64_t entsize = h.is64 ? 56 : 32;
   if (h.phnum == 0 || h.phoff == 0) return "it has no program headers: nothing can be loaded";
   if (h.phentsize < entsize) {
-    return fmt::format("its program header entry size {} is smaller than {}", h.phentsize,
-                       entsize);
+    return fmt::format("its program header entry size {} is smaller than {}", h.phentsize, entsize);
   }
   const uint64_t ph_bytes = uint64_t{h.phnum} * h.phentsize;
-  if (h.phoff > size || ph_bytes > size - h.phoff) {
-    const uint64_t have = h.phoff >= size ? 0 : size - h.phoff;
-    return fmt::format("the file is truncated ({} of {} bytes of its program headers, at byte {} "
-                       "of a {}-byte file)",
-                       have, ph_bytes, h.phoff, size);
+  // Every "truncated" text counts the same way: the file's size of the bytes it needs.
+  if (h.phoff > UINT64_MAX - ph_bytes) {
+    return fmt::format("its program headers have an impossible offset {:#x}", h.phoff);
+  }
+  if (h.phoff + ph_bytes > size) {
+    return fmt::format("the file is truncated ({} of {} bytes: its program headers end at byte {})",
+                       size, h.phoff + ph_bytes, h.phoff + ph_bytes);
   }
   auto phdrs = (*f)->program_headers();
   if (!phdrs) return "its program headers are corrupt (" + phdrs.error().message.substr(2) + ")";
@@ -1094,9 +1095,10 @@ std::optional<std::string> elf_load_problem(ByteView file) {
     }
     const uint64_t end = p.offset + p.filesz;
     if (end > size) {
-      return fmt::format("the file is truncated ({} of {} bytes: its {} (program header {}) "
-                         "ends at byte {})",
-                         size, end, what, i, end);
+      return fmt::format(
+          "the file is truncated ({} of {} bytes: its {} (program header {}) "
+          "ends at byte {})",
+          size, end, what, i, end);
     }
   }
   if (loads == 0) return "it has no loadable segment (PT_LOAD)";

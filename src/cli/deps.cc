@@ -556,7 +556,8 @@ int run_load(const LoadOptions& o, std::ostream& out, std::ostream& err) {
       error_text = answer ? answer->error : "the probe process did not answer";
     }
     j["error"] = error_text;
-    if (answer && answer->error_code != 0 && o.error_code == 0) load_error_code = answer->error_code;
+    if (answer && answer->error_code != 0 && o.error_code == 0)
+      load_error_code = answer->error_code;
   } else {
     j["loaded"] = nullptr;
     j["model_only"] = true;

@@ -69,11 +69,11 @@ void probe_cudnn_live(const ProbeContext& ctx, CudnnCopy& c) {
   if (!a.cudnn.empty() && a.cudnn[0]) {
     apply_cudnn_live(c, *a.cudnn[0]);
   } else {
-    c.live_version = Fact<Version>::unknown(
-        FactStatus::error,
-        a.failures.empty() ? "the probe process did not answer"
-                           : describe_live_failure(a.failures.front()),
-        "dlopen " + c.library + " (in a probe process)");
+    c.live_version =
+        Fact<Version>::unknown(FactStatus::error,
+                               a.failures.empty() ? "the probe process did not answer"
+                                                  : describe_live_failure(a.failures.front()),
+                               "dlopen " + c.library + " (in a probe process)");
   }
 }
 

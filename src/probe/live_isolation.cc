@@ -30,11 +30,21 @@ using Clock = std::chrono::steady_clock;
 
 // --- Facts to and from the protocol's JSON ---------------------------------------------
 
-json to_j(const std::string& v) { return v; }
-json to_j(int v) { return v; }
-json to_j(uint64_t v) { return v; }
-json to_j(bool v) { return v; }
-json to_j(const Version& v) { return v.str(); }
+json to_j(const std::string& v) {
+  return v;
+}
+json to_j(int v) {
+  return v;
+}
+json to_j(uint64_t v) {
+  return v;
+}
+json to_j(bool v) {
+  return v;
+}
+json to_j(const Version& v) {
+  return v.str();
+}
 
 bool from_j(const json& j, std::string& v) {
   if (!j.is_string()) return false;
@@ -215,8 +225,8 @@ const char* probe_name(LiveRequest::Kind k) {
 }
 
 std::optional<LiveRequest::Kind> kind_from(const std::string& s) {
-  for (auto k : {LiveRequest::Kind::nvml, LiveRequest::Kind::cuda_driver,
-                 LiveRequest::Kind::cudnn, LiveRequest::Kind::load}) {
+  for (auto k : {LiveRequest::Kind::nvml, LiveRequest::Kind::cuda_driver, LiveRequest::Kind::cudnn,
+                 LiveRequest::Kind::load}) {
     if (s == kind_name(k)) return k;
   }
   return std::nullopt;
@@ -238,7 +248,9 @@ json request_j(const LiveRequest& r, size_t step, std::chrono::milliseconds time
   return j;
 }
 
-bool is_path(const std::string& s) { return s.find_first_of("/\\") != std::string::npos; }
+bool is_path(const std::string& s) {
+  return s.find_first_of("/\\") != std::string::npos;
+}
 
 // A printable excerpt of a garbage line.
 std::string excerpt(std::string_view line) {
@@ -288,10 +300,9 @@ class Watchdog {
       }
       if (cv_.wait_until(lock, deadline_) == std::cv_status::timeout && armed_ && !stop_ &&
           Clock::now() >= deadline_) {
-        hooks_.emit(json{{"v", kLiveProtocolVersion},
-                         {"step", step_},
-                         {"overrun_ms", timeout_.count()}}
-                        .dump());
+        hooks_.emit(
+            json{{"v", kLiveProtocolVersion}, {"step", step_}, {"overrun_ms", timeout_.count()}}
+                .dump());
         hooks_.overrun();
         armed_ = false;
       }
@@ -354,7 +365,8 @@ using SizeFn = size_t (*)();
 json serve_cudnn(const std::string& path) {
   CudnnLiveAnswer a;
   if (auto why = library_file_problem(path)) {
-    a.version = Fact<Version>::unknown(FactStatus::error, "not loaded: " + *why, "pre-check " + path);
+    a.version =
+        Fact<Version>::unknown(FactStatus::error, "not loaded: " + *why, "pre-check " + path);
     return json{{"version", fact_j(a.version)},
                 {"cuda_major", fact_j(a.cuda_major)},
                 {"refused", refused_j({{path, *why}})}};
@@ -375,9 +387,8 @@ json serve_cudnn(const std::string& path) {
       a.version = Fact<Version>::unknown(FactStatus::error, bound.error().message, path);
     } else if (!loaded.empty() &&
                fs->real_path(path).value_or(path) != fs->real_path(loaded).value_or(loaded)) {
-      a.version = Fact<Version>::unknown(FactStatus::error,
-                                         "the loader returned the already-loaded copy " + loaded,
-                                         path);
+      a.version = Fact<Version>::unknown(
+          FactStatus::error, "the loader returned the already-loaded copy " + loaded, path);
     } else {
       const size_t v = reinterpret_cast<SizeFn>(get_version)();
       a.version = Fact<Version>::known(Version::from_cudnn_int(static_cast<long>(v)),
@@ -552,8 +563,8 @@ int serve_live_probes(std::istream& in, const LiveServeHooks& hooks) {
     const size_t step = req["step"].get<size_t>();
     auto kind = kind_from(req.value("probe", std::string()));
     if (!kind) {
-      hooks.emit(json{{"v", kLiveProtocolVersion}, {"step", step}, {"error", "unknown probe"}}
-                     .dump());
+      hooks.emit(
+          json{{"v", kLiveProtocolVersion}, {"step", step}, {"error", "unknown probe"}}.dump());
       return 2;
     }
     std::vector<std::string> candidates;
@@ -563,10 +574,10 @@ int serve_live_probes(std::istream& in, const LiveServeHooks& hooks) {
       }
     }
     const std::string target = req.value("target", std::string());
-    const auto timeout = std::chrono::milliseconds(std::max<int64_t>(
-        1, req.value("timeout_ms", int64_t{5000})));
-    hooks.emit(json{{"v", kLiveProtocolVersion}, {"step", step}, {"begin", kind_name(*kind)}}
-                   .dump());
+    const auto timeout =
+        std::chrono::milliseconds(std::max<int64_t>(1, req.value("timeout_ms", int64_t{5000})));
+    hooks.emit(
+        json{{"v", kLiveProtocolVersion}, {"step", step}, {"begin", kind_name(*kind)}}.dump());
     watchdog.arm(step, timeout);
     json answer{{"v", kLiveProtocolVersion}, {"step", step}};
     std::vector<std::pair<std::string, std::string>> refused;
@@ -798,8 +809,8 @@ LiveAnswers LiveProbeSession::finish() {
     if (culprit >= requests.size()) break;
     next = culprit + 1;
     if (next >= requests.size()) break;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(budget_end -
-                                                                            Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(budget_end - Clock::now());
     if (left < std::chrono::milliseconds(200)) {
       for (size_t i = next; i < requests.size(); ++i) {
         LiveProbeFailure f;

@@ -45,11 +45,11 @@ struct CudnnLiveAnswer {
 // dlenv load: the real dlopen/LoadLibrary of a name or path.
 struct LoadAnswer {
   bool loaded = false;
-  std::string path;        // the file the loader mapped
-  std::string error;       // the loader's message (or the pre-check's) when not loaded
-  int error_code = 0;      // Windows: GetLastError of the failed load
-  bool refused = false;    // the pre-check refused the file: it was never loaded
-  std::string version;     // from the library's own version call, when it has one
+  std::string path;      // the file the loader mapped
+  std::string error;     // the loader's message (or the pre-check's) when not loaded
+  int error_code = 0;    // Windows: GetLastError of the failed load
+  bool refused = false;  // the pre-check refused the file: it was never loaded
+  std::string version;   // from the library's own version call, when it has one
   std::string version_call;
 };
 
@@ -67,8 +67,8 @@ struct LiveLimits {
   std::chrono::milliseconds step_timeout{5000};  // one request, in the child
   // The most finish() waits, respawns included (a child stuck in the kernel is left behind).
   std::chrono::milliseconds total{9000};
-  uint64_t address_space_bytes = 64ull << 30;    // RLIMIT_AS of the child
-  uint64_t data_bytes = 4ull << 30;              // RLIMIT_DATA (Windows: committed memory)
+  uint64_t address_space_bytes = 64ull << 30;  // RLIMIT_AS of the child
+  uint64_t data_bytes = 4ull << 30;            // RLIMIT_DATA (Windows: committed memory)
 };
 
 // The parent's side. start() spawns the child at once (`argv`: dlenv's own binary and

@@ -2,8 +2,6 @@
 // fake libraries of tests/fixtures: crashes, hangs, early exits and garbage become failures
 // naming the library, the steps after them still run, and a truncated copy is refused by the
 // pre-check without being loaded.
-#include "probe/live_isolation.h"
-
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,6 +10,7 @@
 #include <fstream>
 
 #include "probe/fake_library_test_support.h"
+#include "probe/live_isolation.h"
 
 namespace dlenv {
 namespace {
@@ -170,8 +169,10 @@ TEST(LiveIsolation, ReadsProtocolLinesAndNamesTheStepInFlight) {
 
   // A newer protocol, or a fact without a status, is garbage, never a value.
   LiveAnswers b;
-  k = read_live_output(R"({"v":2,"step":0,"cudnn":{}})" "\n"
-                       R"({"v":1,"step":0,"cudnn":{"version":{"source":""}}})" "\n",
+  k = read_live_output(R"({"v":2,"step":0,"cudnn":{}})"
+                       "\n"
+                       R"({"v":1,"step":0,"cudnn":{"version":{"source":""}}})"
+                       "\n",
                        reqs, 0, "ended the process without answering", b);
   EXPECT_EQ(k, 0u);
   EXPECT_TRUE(b.cudnn.empty() || !b.cudnn[0]);
