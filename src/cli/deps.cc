@@ -465,7 +465,13 @@ int run_load(const LoadOptions& o, std::ostream& out, std::ostream& err) {
     // The pre-check: the target and everything it needs, as the loader model finds them,
     // read by our own ELF parser first; a truncated or corrupt file is never loaded.
     std::optional<LiveProbeFailure> refused;
-    if (os == Os::linux) {
+    // A path is checked alone first: a FIFO, a device or a directory is never read whole.
+    if (o.target.find('/') != std::string::npos) {
+      if (auto why = library_file_problem(o.target)) {
+        refused = LiveProbeFailure{"load", o.target, o.target, "", *why, o.target};
+      }
+    }
+    if (os == Os::linux && !refused) {
       if (auto setup = open_deps_view("", o.env_file)) {
         auto settings = settings_for(*setup, false);
         settings.companions = false;

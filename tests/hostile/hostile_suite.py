@@ -10,8 +10,11 @@ invalid UTF-8 and escape bytes in paths and environment values, huge and endless
 it (with --json). Each run must end with a documented status (0-3), never by a signal, within
 10 s, print valid JSON, and (where the case has one broken file) name that file.
 
-Usage: hostile_suite.py --dlenv PATH [--full] [--cc CC] [--known-failures FILE] [--keep DIR]
+Usage: hostile_suite.py --dlenv PATH [--quick | --full] [--jobs N] [--cc CC]
+                        [--known-failures FILE] [--keep DIR]
+  --quick             one case of each kind (the form ctest runs, seconds)
   --full              more truncation points and mutated copies (a longer run)
+  --jobs N            runs at once (4)
   --known-failures F  case/command ids (one a line, '#' comments) expected to fail on this
                       branch; they are reported, not counted as failures (an id that passes is
                       reported as fixed)
@@ -19,6 +22,7 @@ Prints one line per case and command, then the counts; exits 1 on any unexpected
 Python 3 standard library only.
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import random
@@ -56,6 +60,10 @@ def sources(work, cc):
         "libcuda.so.1": compile_fake(cc, "fake_libcuda.c", os.path.join(d, "libcuda.so.1")),
         "libcudnn.so.9": compile_fake(cc, "fake_cudnn.c", os.path.join(d, "libcudnn.so.9")),
     }
+    for kind in ("SEGV", "HANG", "ABORT"):
+        out["ctor-" + kind.lower()] = compile_fake(
+            cc, "hostile_constructor.c", os.path.join(d, f"libhostile_{kind.lower()}.so"),
+            [f"-DHOSTILE_CONSTRUCTOR_{kind}"])
     real = {}
     for name in ("libcudnn.so.9", "libcudart.so.13"):
         p = os.path.join(CUDA_LIB, name)
@@ -149,7 +157,7 @@ def write_closure(d, fanout):
 
 class Case:
     def __init__(self, cid, env=None, target="libcudnn.so.9", broken=None, inspect=None,
-                 env_file=None, which_lib=None, commands=None, named=True):
+                 env_file=None, which_lib=None, commands=None, named=True, text=False):
         self.id = cid
         self.env = env or {}
         self.target = target       # deps / load target (a name or path)
@@ -159,6 +167,7 @@ class Case:
         self.which_lib = which_lib  # a library a helper process maps, for which --pid
         self.commands = commands or ["doctor", "deps", "load", "which", "inspect"]
         self.named = named
+        self.text = text           # also run deps and load in text form: no raw control bytes
 
 
 def toolkit_with(root, lib_name, lib_src_or_kind, header="ok"):
@@ -202,6 +211,86 @@ def special(path, kind):
         os.makedirs(path)
 
 
+def constructor_cases(fakes, newdir):
+    """Libraries whose constructor crashes, aborts or hangs: given to load and deps by path,
+    and named libnvidia-ml.so.1 / libcuda.so.1 on LD_LIBRARY_PATH for the doctor's probes."""
+    cases = []
+    for kind in ("segv", "abort", "hang"):
+        src = fakes["ctor-" + kind]
+        d = newdir(f"ctor-{kind}")
+        lib = os.path.join(d, os.path.basename(src))
+        shutil.copyfile(src, lib)
+        cases.append(Case(f"a library whose constructor does {kind}, by path", target=lib,
+                          commands=["load", "deps"], named=False))
+        for name in ("libnvidia-ml.so.1", "libcuda.so.1"):
+            d = newdir(f"ctor-{kind}-{name}")
+            shutil.copyfile(src, os.path.join(d, name))
+            cases.append(Case(f"{name} whose constructor does {kind}, on LD_LIBRARY_PATH",
+                              env={"LD_LIBRARY_PATH": d}, target=name, commands=["doctor"],
+                              named=False))
+    return cases
+
+
+def special_target_cases(newdir):
+    """A FIFO, a socket, a directory and /dev/zero given to load and deps as the library."""
+    cases = [Case("/dev/zero given as the library", target="/dev/zero",
+                  commands=["load", "deps"], broken="/dev/zero")]
+    for kind in ("fifo", "socket", "dir"):
+        d = newdir(f"target-{kind}")
+        p = os.path.join(d, "libcudnn.so.9")
+        special(p, kind)
+        cases.append(Case(f"a {kind} given as the library", target=p, commands=["load", "deps"],
+                          broken=p))
+    return cases
+
+
+def escape_cases(work, fakes):
+    """Invalid UTF-8, ESC sequences and BEL in a library's directory and file name."""
+    bad = b"bad-\xff\xfe-\x1b[31mred\x1b[0m-\x07"
+    d = os.path.join(work.encode(), b"c-esc-" + bad)
+    os.makedirs(d)
+    lib = os.path.join(d, b"libcudnn" + bad + b".so.9")
+    shutil.copyfile(fakes["libcudnn.so.9"], lib)
+    missing = os.path.join(d, b"libmissing-\x1b]0;title\x07.so")
+    return [Case("invalid UTF-8 and escape bytes in a library's path", target=lib,
+                 commands=["load", "deps"], named=False, text=True),
+            Case("invalid UTF-8 and escape bytes in a missing library's path", target=missing,
+                 commands=["load", "deps"], named=False, text=True)]
+
+
+def build_quick_cases(work, cc):
+    """The quick form (ctest): one case of each kind, seconds in all."""
+    fakes, _ = sources(work, cc)
+    cases = []
+    n = [0]
+
+    def newdir(tag):
+        n[0] += 1
+        d = os.path.join(work, f"q{n[0]:03d}-{tag}")
+        os.makedirs(d)
+        return d
+
+    src = fakes["libcudnn.so.9"]
+    size = os.path.getsize(src)
+    load_end, ph_end = elf_load_end(src)
+    for cut_name, cut in (("header", 40), ("phdrs", ph_end - 8), ("segment", load_end // 2)):
+        d = newdir(f"trunc-{cut_name}")
+        dst = os.path.join(d, "libcudnn.so.9")
+        write_cut(src, dst, cut)
+        cases.append(Case(f"truncated libcudnn.so.9 ({cut_name}: {cut} of {size} bytes), by path",
+                          target=dst, broken=dst, commands=["load", "deps"]))
+    d = newdir("trunc-nvml")
+    dst = os.path.join(d, "libnvidia-ml.so.1")
+    write_cut(fakes["libnvidia-ml.so.1"], dst, elf_load_end(fakes["libnvidia-ml.so.1"])[0] // 2)
+    cases.append(Case("truncated libnvidia-ml.so.1 on LD_LIBRARY_PATH",
+                      env={"LD_LIBRARY_PATH": d}, target="libnvidia-ml.so.1", broken=dst,
+                      commands=["doctor", "load"]))
+    cases += constructor_cases(fakes, newdir)
+    cases += special_target_cases(newdir)
+    cases += escape_cases(work, fakes)
+    return cases
+
+
 def build_cases(work, cc, full):
     rng = random.Random(20)
     fakes, real = sources(work, cc)
@@ -216,7 +305,7 @@ def build_cases(work, cc, full):
 
     # Truncated copies on LD_LIBRARY_PATH: each name dlenv loads live, cut inside the
     # ELF header, the program headers, and the loadable segments.
-    libs = dict(fakes)
+    libs = {k: v for k, v in fakes.items() if k.startswith("lib")}
     for name, path in real.items():
         libs["real-" + name] = path
     for label, src in sorted(libs.items()):
@@ -265,6 +354,8 @@ def build_cases(work, cc, full):
                           env={"LD_LIBRARY_PATH": d, "FAKE_NVML_MODE": mode},
                           target="libnvidia-ml.so.1", broken=None, commands=["doctor", "deps",
                                                                              "load"]))
+    cases += constructor_cases(fakes, newdir)
+    cases += special_target_cases(newdir)
     # Special files where libraries and headers are expected.
     for kind in ("fifo", "socket", "device", "dir"):
         for name in ("libnvidia-ml.so.1", "libcuda.so.1", "libcudnn.so.9"):
@@ -288,16 +379,17 @@ def build_cases(work, cc, full):
     shutil.copyfile(fakes["libcudnn.so.9"], lib)
     cases.append(Case("invalid UTF-8 and escape bytes in an LD_LIBRARY_PATH directory name",
                       env={b"LD_LIBRARY_PATH": d}, target="libcudnn.so.9", inspect=d,
-                      which_lib=lib, named=False))
+                      which_lib=lib, named=False, text=True))
     cases.append(Case("invalid UTF-8 and escape bytes in PATH, CUDA_HOME and CUDA_VISIBLE_DEVICES",
                       env={b"PATH": d + b":" + os.environ.get("PATH", "/usr/bin").encode(),
                            b"CUDA_HOME": d, b"CUDA_VISIBLE_DEVICES": b"0,\xff\x1b]0;x\x07"},
-                      target=lib, inspect=d, named=False))
+                      target=lib, inspect=d, named=False, text=True))
     tk = os.path.join(work.encode(), b"c-tk-" + bad)
     toolkit_with(tk.decode("utf-8", "surrogateescape"), "libcudnn.so.9", fakes["libcudnn.so.9"])
     cases.append(Case("a toolkit directory whose name has invalid UTF-8 and escape bytes",
                       env={b"CUDA_HOME": tk}, target=os.path.join(tk, b"lib64", b"libcudnn.so.9"),
                       inspect=tk, named=False))
+    cases += escape_cases(work, fakes)
     # Huge and endless env files.
     d = newdir("envfile")
     huge = os.path.join(d, "huge.env")
@@ -350,7 +442,17 @@ def command_line(dlenv, case, cmd, helper_pid):
         return [b(dlenv), b"which", b"--pid", b(helper_pid), b"--json"]
     if cmd == "inspect":
         return [b(dlenv), b"cudnn", b"inspect", b(case.inspect), b"--json"]
+    if cmd in ("deps-text", "load-text"):
+        return [b(dlenv), b(cmd[:-5]), b(case.target), *env_file]
     raise ValueError(cmd)
+
+
+def raw_control(data):
+    """The first control byte a terminal would act on (ESC, BEL, CSI...), or None."""
+    for i, c in enumerate(data):
+        if (c < 0x20 and c not in (0x09, 0x0a)) or c == 0x7f or c == 0x9b:
+            return f"byte {c:#04x} at {i}: {data[max(0, i - 20):i + 20]!r}"
+    return None
 
 
 def named_in(doc, broken):
@@ -374,6 +476,17 @@ def run_one(dlenv, case, cmd, helper_pid):
         return "crash", f"killed by {signal.Signals(-p.returncode).name}", took
     if p.returncode > 3:
         return "bad-exit", f"exit {p.returncode}: {p.stderr[-200:]!r}", took
+    if cmd.endswith("-text"):
+        raw = raw_control(p.stdout) or raw_control(p.stderr)
+        if raw:
+            return "raw-escape", f"exit {p.returncode}: {raw}", took
+        return "ok", f"exit {p.returncode}", took
+    if p.returncode == 2 and cmd in ("deps", "inspect") and not p.stdout.strip():
+        # A usage error (no such file, not an ELF file: docs/deps.md): no report, a message on
+        # stderr that names the file.
+        if case.broken and b(case.broken) not in p.stderr:
+            return "unnamed", f"exit 2: stderr does not name {case.broken!r}", took
+        return "ok", "exit 2 (usage error, on stderr)", took
     try:
         doc = json.loads(p.stdout)
     except ValueError as e:
@@ -384,11 +497,27 @@ def run_one(dlenv, case, cmd, helper_pid):
     return "ok", f"exit {p.returncode}", took
 
 
+def start_helper(case):
+    """For `which --pid`: a process that has mapped the case's library (else libm)."""
+    code = ("import ctypes,sys,time\n"
+            "try: ctypes.CDLL(sys.argv[1])\nexcept OSError: pass\n"
+            "print('up', flush=True); time.sleep(600)")
+    lib = case.which_lib or "libm.so.6"
+    helper = subprocess.Popen([b"python3", b"-c", code.encode(), b(lib)],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    helper.stdout.readline()
+    return helper
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dlenv", required=True)
-    ap.add_argument("--full", action="store_true")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--full", action="store_true")
+    mode.add_argument("--quick", action="store_true")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"))
+    ap.add_argument("--jobs", type=int, default=4,
+                    help="runs at once (most of a hang case's time is waiting)")
     ap.add_argument("--known-failures")
     ap.add_argument("--keep")
     a = ap.parse_args()
@@ -402,47 +531,52 @@ def main():
         os.makedirs(work)
     t_all = time.monotonic()
     counts = {"cases": 0, "runs": 0, "ok": 0, "crash": 0, "hang": 0, "bad-exit": 0,
-              "invalid-json": 0, "unnamed": 0, "known": 0}
+              "invalid-json": 0, "unnamed": 0, "raw-escape": 0, "known": 0}
     unexpected = []
     fixed = []
+    helpers = {}
     try:
-        cases = build_cases(work, a.cc, a.full)
+        cases = build_quick_cases(work, a.cc) if a.quick else build_cases(work, a.cc, a.full)
+        counts["cases"] = len(cases)
+        jobs = []
         for case in cases:
-            counts["cases"] += 1
-            helper = None
-            if "which" in case.commands:
-                code = ("import ctypes,sys,time\n"
-                        "try: ctypes.CDLL(sys.argv[1])\nexcept OSError: pass\n"
-                        "print('up', flush=True); time.sleep(60)")
-                lib = case.which_lib or "libm.so.6"
-                helper = subprocess.Popen([b"python3", b"-c", code.encode(), b(lib)],
-                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-                helper.stdout.readline()
-            try:
-                for cmd in case.commands:
-                    if cmd == "inspect" and not case.inspect:
-                        continue
-                    counts["runs"] += 1
-                    kind, detail, took = run_one(a.dlenv, case, cmd, helper.pid if helper else 0)
-                    rid = f"{case.id} :: {cmd}"
-                    if kind == "ok":
-                        counts["ok"] += 1
-                        if rid in known:
-                            fixed.append(rid)
-                        mark = "ok  "
-                    elif rid in known:
-                        counts["known"] += 1
-                        mark = "KNOWN"
-                    else:
-                        counts[kind] += 1
-                        unexpected.append(f"{rid}: {kind}: {detail}")
-                        mark = "FAIL"
-                    print(f"{mark} {kind:12s} {took:5.2f}s  {rid}  ({detail})", flush=True)
-            finally:
-                if helper:
-                    helper.kill()
-                    helper.wait()
+            cmds = list(case.commands)
+            if case.text:
+                cmds += [c + "-text" for c in ("deps", "load") if c in case.commands]
+            for cmd in cmds:
+                if cmd == "inspect" and not case.inspect:
+                    continue
+                if cmd == "which" and id(case) not in helpers:
+                    helpers[id(case)] = start_helper(case)
+                jobs.append((case, cmd))
+
+        def one(job):
+            case, cmd = job
+            helper = helpers.get(id(case))
+            return run_one(a.dlenv, case, cmd, helper.pid if helper else 0)
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
+            for (case, cmd), (kind, detail, took) in zip(jobs, pool.map(one, jobs)):
+                counts["runs"] += 1
+                rid = f"{case.id} :: {cmd}"
+                if kind == "ok":
+                    counts["ok"] += 1
+                    if rid in known:
+                        fixed.append(rid)
+                    mark = "ok  "
+                elif rid in known:
+                    counts["known"] += 1
+                    mark = "KNOWN"
+                else:
+                    counts[kind] += 1
+                    unexpected.append(f"{rid}: {kind}: {detail}")
+                    mark = "FAIL"
+                line = f"{mark} {kind:12s} {took:5.2f}s  {rid}  ({detail})"
+                print(line.encode("ascii", "backslashreplace").decode(), flush=True)
     finally:
+        for helper in helpers.values():
+            helper.kill()
+            helper.wait()
         for s in SOCKETS:
             s.close()
         if not a.keep:
@@ -450,13 +584,14 @@ def main():
     print()
     print("hostile suite: {cases} cases, {runs} runs: {ok} ok, {crash} crashes, {hang} hangs, "
           "{bad-exit} bad exits, {invalid-json} invalid JSON, {unnamed} broken files not named, "
-          "{known} known failures".format(**counts) + f"  ({time.monotonic() - t_all:.1f} s)")
+          "{raw-escape} raw escapes in text, {known} known failures".format(**counts) +
+          f"  ({time.monotonic() - t_all:.1f} s)")
     for f in fixed:
         print(f"fixed (listed as a known failure, now passes): {f}")
     if unexpected:
         print(f"{len(unexpected)} unexpected failures:")
         for u in unexpected:
-            print("  " + u)
+            print("  " + u.encode("ascii", "backslashreplace").decode())
         return 1
     return 0
 
