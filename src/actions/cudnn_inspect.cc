@@ -10,6 +10,7 @@
 
 #include "binfmt/elf.h"
 #include "binfmt/pe.h"
+#include "util/safe_text.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -484,7 +485,7 @@ std::string render_cudnn_inspect_json(const CudnnDistInfo& i) {
            {"warnings", i.warnings},
            {"complete", i.complete()},
            {"files", files}};
-  return doc.dump(2) + "\n";
+  return json_text(doc, 2) + "\n";
 }
 
 }  // namespace dlenv

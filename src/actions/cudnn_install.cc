@@ -12,6 +12,7 @@
 #include "binfmt/pe.h"
 #include "platform/process.h"
 #include "probe/loader_model.h"
+#include "util/safe_text.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -714,7 +715,7 @@ std::string install_manifest_json(const CudnnInstallPlan& plan,
            {"backup_dir", plan.backup_dir},
            {"created_dirs", created},
            {"files", files}};
-  return doc.dump(2) + "\n";
+  return json_text(doc, 2) + "\n";
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "actions/cudnn_install.h"
 #include "probe/loader_model.h"
 #include "probe/windows.h"
+#include "util/safe_text.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -108,7 +109,7 @@ std::string render_install_json(const CudnnInstallPlan& p, const CudnnInstallRes
                      {"verify_errors", r->verify_errors},
                      {"notes", r->notes}};
   }
-  return doc.dump(2) + "\n";
+  return json_text(doc, 2) + "\n";
 }
 
 std::string render_uninstall_text(const CudnnUninstallResult& r) {
@@ -162,7 +163,7 @@ std::string render_uninstall_plan_json(const CudnnUninstallPlan& p) {
            {"failure", p.failure},
            {"files", items},
            {"created_dirs", p.created_dirs}};
-  return doc.dump(2) + "\n";
+  return json_text(doc, 2) + "\n";
 }
 
 std::string render_uninstall_json(const CudnnUninstallResult& r) {
@@ -175,7 +176,7 @@ std::string render_uninstall_json(const CudnnUninstallResult& r) {
            {"removed_files", r.removed_files},
            {"restored", r.restored},
            {"notes", r.notes}};
-  return doc.dump(2) + "\n";
+  return json_text(doc, 2) + "\n";
 }
 
 namespace {
@@ -427,7 +428,7 @@ std::string render_cudnn_list_json(const std::vector<CudnnListEntry>& list,
           e.installed_by_dlenv.empty() ? json(nullptr) : json(e.installed_by_dlenv)}});
   }
   json doc{{"schema", "dlenv.cudnn-list/1"}, {"cudnn", arr}, {"interrupted", pending}};
-  return doc.dump(2) + "\n";
+  return json_text(doc, 2) + "\n";
 }
 
 std::string render_recover_text(const std::vector<CudnnRecoverEntry>& entries, Os os) {
@@ -479,7 +480,7 @@ std::string render_recover_json(const std::vector<CudnnRecoverEntry>& entries) {
     arr.push_back(std::move(j));
   }
   json doc{{"schema", "dlenv.cudnn-recover/1"}, {"toolkits", arr}};
-  return doc.dump(2) + "\n";
+  return json_text(doc, 2) + "\n";
 }
 
 }  // namespace dlenv

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "util/safe_text.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -1339,7 +1340,7 @@ std::string render_plan_json(const Plan& plan) {
   for (size_t i = 1; i < opts.size(); ++i) alts.push_back(opts[i]);
   j["alternatives"] = alts;
   j["notes"] = plan.notes;
-  return j.dump(2) + "\n";
+  return json_text(j, 2) + "\n";
 }
 
 }  // namespace dlenv

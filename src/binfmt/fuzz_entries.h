@@ -11,14 +11,9 @@
 #include "binfmt/ldcache.h"
 #include "binfmt/pe.h"
 #include "util/bytes.h"
+#include "util/fuzz_touch.h"
 
 namespace dlenv::fuzz {
-
-inline uint64_t touch(const std::string& s) {
-  uint64_t h = s.size();
-  for (char c : s) h = h * 131 + static_cast<unsigned char>(c);
-  return h;
-}
 
 inline uint64_t elf_one_input(const uint8_t* data, size_t size) {
   const ByteView bytes(data, size);

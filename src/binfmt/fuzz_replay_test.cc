@@ -1,8 +1,7 @@
 // Replays the fuzz seed corpus (tests/fuzz/corpus/{elf,ldcache,pe}) through the
 // same entry functions as the libFuzzer targets, plus deterministic mutations
-// of every seed: every truncation up to 512 bytes and single-byte flips at 256
-// pseudo-random positions (fixed seed). Must never crash or hang; CI runs it
-// under ASan+UBSan.
+// (util/fuzz_replay_test_support.h). Must never crash or hang; CI runs it under
+// ASan+UBSan.
 //
 // DISABLED_WriteSyntheticSeeds regenerates the synthetic seeds:
 //   binfmt_test --gtest_also_run_disabled_tests --gtest_filter='*WriteSyntheticSeeds'
@@ -19,64 +18,29 @@
 #include "binfmt/fuzz_entries.h"
 #include "binfmt/pe_test_builder.h"
 #include "binfmt/test_builders.h"
+#include "util/fuzz_replay_test_support.h"
 
 namespace dlenv {
 namespace {
 
 namespace fs = std::filesystem;
 
-using Entry = uint64_t (*)(const uint8_t*, size_t);
+using Entry = testing::FuzzEntry;
 
 fs::path corpus_dir(const std::string& kind) {
-  return fs::path(DLENV_SOURCE_DIR) / "tests" / "fuzz" / "corpus" / kind;
+  return testing::fuzz_corpus_dir(kind);
 }
 
 std::vector<uint8_t> read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)),
-                              std::istreambuf_iterator<char>());
+  return testing::read_seed(p);
 }
 
 std::vector<fs::path> seeds(const std::string& kind) {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(corpus_dir(kind), ec)) {
-    if (e.is_regular_file()) out.push_back(e.path());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
+  return testing::fuzz_seeds(kind);
 }
 
-// Runs `entry` on the input and on its mutations; returns how many inputs ran.
 size_t replay(Entry entry, const std::vector<uint8_t>& input) {
-  size_t runs = 0;
-  volatile uint64_t sink = 0;
-  auto run = [&](const std::vector<uint8_t>& v) {
-    // An exactly sized heap copy, so ASan catches any read past the end.
-    std::unique_ptr<uint8_t[]> copy(new uint8_t[v.size()]);
-    std::copy(v.begin(), v.end(), copy.get());
-    sink = sink + entry(copy.get(), v.size());
-    ++runs;
-  };
-  run(input);
-  const size_t max_len = std::min<size_t>(input.size(), 512);
-  for (size_t n = 0; n <= max_len; ++n) {
-    run(std::vector<uint8_t>(input.begin(), input.begin() + static_cast<ptrdiff_t>(n)));
-  }
-  if (!input.empty()) {
-    std::mt19937 rng(0x5eed1234u);
-    std::vector<uint8_t> flipped = input;
-    for (int i = 0; i < 256; ++i) {
-      const size_t pos = rng() % input.size();
-      const auto mask = static_cast<uint8_t>(1u << (rng() % 8));
-      std::vector<uint8_t> one = input;
-      one[pos] ^= mask;
-      run(one);
-      flipped[pos] = static_cast<uint8_t>(rng());  // accumulating mutation
-      if (i % 32 == 31) run(flipped);
-    }
-  }
-  return runs;
+  return testing::replay_with_mutations(entry, input);
 }
 
 // Seeds that must parse to a value: not the corrupted copies (bad-*, trunc-*)

@@ -23,6 +23,7 @@
 #include "cli/man_page.h"
 #include "cli/plan_cmd.h"
 #include "cli/plan_link.h"
+#include "cli/safe_output.h"
 #include "cli/setup.h"
 #include "cli/suggest.h"
 #include "cli/verify_cmd.h"
@@ -284,9 +285,13 @@ int run_doctor(const CommonOptions& co, const DoctorOptions& o, std::ostream& ou
 
 }  // namespace
 
-int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
+int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream& raw_err,
              bool stdout_is_tty) {
   if (argc == 2 && std::string_view(argv[1]) == kLiveProbeCommand) return run_live_probe_child();
+  // Messages on stderr name untrusted paths and values: shown with visible escapes
+  // (cli/safe_output.h). verify's progress line writes its own escapes to raw_err.
+  VisibleTextBuf visible_err(raw_err);
+  std::ostream err(&visible_err);
   CLI::App app{
       "dlenv: diagnose the NVIDIA driver -> CUDA -> cuDNN -> framework stack.\n"
       "Run without a command, or with only doctor's flags (dlenv --json), for `dlenv doctor`.",
@@ -467,8 +472,12 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   // deps, load, which, plan, cudnn, verify and explain write through this: coloured
   // (cli/highlight.h) when color_wanted() says so and no --json or --markdown was asked for.
   // doctor's renderer colours its own; env's output is shell code, never coloured.
+  // Before the colour: every line through VisibleTextBuf (cli/safe_output.h), so that an
+  // escape sequence in a path is shown, never acted on.
   HighlightBuf highlight(out);
-  std::ostream text_out(&highlight);
+  std::ostream highlighted(&highlight);
+  VisibleTextBuf visible(highlighted);
+  std::ostream text_out(&visible);
   auto run_cudnn = add_cudnn_command(app, choices, text_out, err);
   auto run_env = add_env_command(app, choices, out, err);
 
@@ -536,7 +545,7 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
     if (*which) return run_which(which_o, text_out, err);
     if (*ver) {
       verify_opts.progress = stdout_is_tty;
-      return run_verify_command(verify_opts, text_out, err);
+      return run_verify_command(verify_opts, text_out, raw_err);
     }
     if (*plan) return run_plan(plan_o, text_out, err);
     if (*exp) {

@@ -18,6 +18,7 @@
 #include "probe/loader_model.h"
 #include "probe/loader_model_win.h"
 #include "probe/probe.h"
+#include "util/safe_text.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -144,6 +145,10 @@ nlohmann::json tree_json(const std::string& target, const LoadTree& t, const Pat
   j["os"] = ps.windows ? "windows" : "linux";
   j["errors"] = t.errors;
   j["warnings"] = t.warnings;
+  if (t.truncated) {
+    j["truncated"] = true;
+    j["object_limit"] = t.object_limit;
+  }
   if (!t.timing_ms.empty()) j["timing_ms"] = t.timing_ms;
   if (!t.trace.empty()) {
     auto a = nlohmann::json::array();
@@ -268,7 +273,7 @@ void print_tree(std::ostream& out, const LoadTree& t, int i, int depth, const Pa
 int render(const std::string& target, const LoadTree& t, bool flat, bool json, std::ostream& out,
            const PathStyle& ps) {
   if (json) {
-    out << tree_json(target, t, ps).dump(2) << "\n";
+    out << json_text(tree_json(target, t, ps), 2) << "\n";
   } else {
     if (flat) {
       for (const auto& o : t.objects) {
@@ -286,6 +291,12 @@ int render(const std::string& target, const LoadTree& t, bool flat, bool json, s
     }
     out << fmt::format("\n{} objects ({} run-time companions), {} error(s), {} warning(s)\n",
                        unique, companions, t.errors, t.warnings);
+    if (t.truncated) {
+      out << fmt::format(
+          "  [warning] stopped at {} objects (the limit): the dependency closure is larger and "
+          "the objects past the limit are not listed\n",
+          t.object_limit);
+    }
     for (const auto& o : t.objects) {
       if (o.problem.empty()) continue;
       out << "  [" << severity_name(o.severity) << "] " << o.problem << "\n";
@@ -534,7 +545,7 @@ int run_load(const LoadOptions& o, std::ostream& out, std::ostream& err) {
         if (!import_errors.empty()) j["import_errors"] = import_errors;
       }
       if (o.json) {
-        out << j.dump(2) << "\n";
+        out << json_text(j, 2) << "\n";
       } else {
         out << "loaded " << o.target << "\n  path     " << path << "\n";
         if (!answer->version.empty()) {
@@ -614,7 +625,7 @@ int run_load(const LoadOptions& o, std::ostream& out, std::ostream& err) {
   }
   j["explanation"] = explanation;
   if (o.json) {
-    out << j.dump(2) << "\n";
+    out << json_text(j, 2) << "\n";
   } else {
     if (model_only) {
       out << "not loaded " << o.target << " (" << (o.root.empty() ? "another OS" : "--root")

@@ -7,6 +7,7 @@
 #include "actions/env_switch.h"
 #include "cli/cli.h"
 #include "cli/kill_point.h"
+#include "util/safe_text.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -154,7 +155,7 @@ int run_env(const EnvOptions& o, std::ostream& out, std::ostream& err) {
                        {"unset", sw->unset},
                        {"notes", sw->notes},
                        {"commands", commands}};
-    out << doc.dump(2) << "\n";
+    out << json_text(doc, 2) << "\n";
     return kExitOk;
   }
   out << commands;

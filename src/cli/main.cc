@@ -7,15 +7,18 @@
 
 #include "cli/cli.h"
 #include "cli/process_exit.h"
+#include "cli/safe_output.h"
 
 int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
+  dlenv::protect_standard_fds();
   dlenv::enable_exit_without_teardown();
-  int code = dlenv::cli_main(argc, argv, std::cout, std::cerr, isatty(STDOUT_FILENO) != 0);
-  std::cout.flush();
-  std::cerr.flush();
+  int code = dlenv::cli_main(argc, argv, dlenv::standard_out(), dlenv::standard_err(),
+                             isatty(STDOUT_FILENO) != 0);
+  // A write error (now, at the flush, or earlier) is exit 3; a closed pipe is SIGPIPE.
+  code = dlenv::finish_output(code);
+  // Every output is written; what a command kept (cli/process_exit.h) goes with the process.
   if (dlenv::exit_without_teardown()) {
-    // Every output is written; what a command kept (cli/process_exit.h) goes with the process.
     std::fflush(nullptr);
     std::_Exit(code);
   }

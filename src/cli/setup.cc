@@ -1,7 +1,7 @@
 #include "cli/setup.h"
 
 #include <fstream>
-#include <sstream>
+#include <string>
 
 #include "util/strings.h"
 
@@ -42,11 +42,21 @@ Result<SystemView> open_system_view(const std::string& root, const std::string& 
     s.fs = make_real_filesystem();
   }
   if (!env_file.empty()) {
+    // Read as given (a pipe such as <(env) works), but never more than the limit:
+    // `--env-file /dev/zero` stops there with a message.
     std::ifstream in(env_file, std::ios::binary);
     if (!in) return fail("--env-file " + env_file + ": cannot open the file");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    auto vars = parse_env_file(ss.str(), env_file);
+    std::string text;
+    char chunk[65536];
+    while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+      text.append(chunk, static_cast<size_t>(in.gcount()));
+      if (text.size() > kMaxEnvFileBytes) {
+        return fail("--env-file " + env_file + ": longer than " + std::to_string(kMaxEnvFileBytes) +
+                    " bytes (the limit for an environment file); not read");
+      }
+    }
+    if (in.bad()) return fail("--env-file " + env_file + ": read error");
+    auto vars = parse_env_file(text, env_file);
     if (!vars) return std::unexpected(vars.error());
     s.env = make_map_env(std::move(*vars));
     s.env_source = "--env-file " + env_file;

@@ -31,8 +31,13 @@ Os this_host_os();
 // The names --os takes (linux, windows): parsed here, completed by cli/completion.h.
 std::vector<std::string> os_names();
 
+// The most an --env-file may hold (a whole process environment is at most a few MiB:
+// ARG_MAX); a longer one is an error that says so.
+inline constexpr size_t kMaxEnvFileBytes = 8u << 20;
+
 // Errors: an --os other than linux|windows, a --root that is not a directory, an
-// unreadable --env-file, a knowledge base that does not load. Under --root without
+// unreadable --env-file or one longer than kMaxEnvFileBytes, a knowledge base that does not load.
+// Under --root without
 // --env-file the environment is empty (nothing of the host leaks in).
 Result<SystemView> open_system_view(const std::string& root, const std::string& os_name,
                                     const std::string& env_file, const std::string& kb_dir);

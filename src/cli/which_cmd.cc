@@ -27,6 +27,7 @@
 #include "platform/process_modules.h"
 #include "platform/process_watch.h"
 #include "probe/process_maps.h"
+#include "util/safe_text.h"
 #include "util/strings.h"
 
 #if !defined(_WIN32)
@@ -119,7 +120,7 @@ int render_pid(const WhichOptions& o, const ProcessLibraries& p, bool modules, s
                      {"command", p.command},
                      {"libraries", libs_json(p.libraries)},
                      {"warnings", mixed_warnings(p.libraries)}};
-    out << j.dump(2) << "\n";
+    out << json_text(j, 2) << "\n";
     return kExitOk;
   }
   out << fmt::format("process {} ({}): {} NVIDIA/CUDA librar{} {}\n", p.pid, p.command,
@@ -175,7 +176,7 @@ int render_holding(const WhichOptions& o, const HoldingScan& scan, bool modules,
     auto un = nlohmann::json::array();
     for (const auto& [pid, why] : scan.unreadable) un.push_back({{"pid", pid}, {"reason", why}});
     j["unreadable"] = un;
-    out << j.dump(2) << "\n";
+    out << json_text(j, 2) << "\n";
     return kExitOk;
   }
   if (scan.holders.empty()) {
@@ -275,7 +276,7 @@ int which_command(const WhichOptions& o, const FileSystem& fs, std::ostream& out
                      {"processes", nullptr},
                      {"libraries", libs_json(libs)},
                      {"warnings", mixed_warnings(libs)}};
-    out << j.dump(2) << "\n";
+    out << json_text(j, 2) << "\n";
     return kExitOk;
   }
   out << fmt::format(
@@ -317,7 +318,7 @@ int which_command_modules(const WhichOptions& o, const FileSystem& fs, std::ostr
                      {"processes", r->processes},
                      {"libraries", libs_json(libs)},
                      {"warnings", mixed_warnings(libs)}};
-    out << j.dump(2) << "\n";
+    out << json_text(j, 2) << "\n";
     return kExitOk;
   }
   out << fmt::format(

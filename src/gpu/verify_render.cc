@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpu/verify.h"
+#include "util/safe_text.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -262,7 +263,7 @@ std::string render_verify_json(const VerifyResult& r) {
   j["timing_ms"] = r.timing_ms;
   j["step_ms"] = nlohmann::ordered_json::array();
   for (const auto& [step, ms] : r.step_ms) j["step_ms"].push_back({{"step", step}, {"ms", ms}});
-  return j.dump(2) + "\n";
+  return json_text(j, 2) + "\n";
 }
 
 }  // namespace dlenv

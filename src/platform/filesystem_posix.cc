@@ -124,22 +124,13 @@ class BufferFile final : public MappedFile {
 class PosixFileSystemBase : public FileSystem {
  public:
   Result<std::string> read_file(std::string_view path, size_t max_bytes) const override {
-    auto host = resolve_host(path, /*follow_last=*/true);
-    if (!host) return fail("cannot read " + describe(path) + ": " + errno_text(host.error()));
-    // O_NONBLOCK: a FIFO (or a device) where a file is expected never hangs the read.
-    Fd fd(::open(host->c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-    if (fd.get() < 0) return fail("cannot read " + describe(path) + ": " + errno_text(errno));
     struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) {
-      return fail("cannot read " + describe(path) + ": " + errno_text(errno));
-    }
-    if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
-      return fail("not reading " + describe(path) + ": it is a FIFO or socket, not a file");
-    }
-    if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > max_bytes) {
+    auto fd = open_file(path, "read", &st);
+    if (!fd) return std::unexpected(fd.error());
+    if (static_cast<uint64_t>(st.st_size) > max_bytes) {
       return fail(too_big(path, static_cast<uint64_t>(st.st_size), max_bytes));
     }
-    auto data = read_all(fd.get(), max_bytes, static_cast<size_t>(st.st_size));
+    auto data = read_all(fd->get(), max_bytes, static_cast<size_t>(st.st_size));
     if (!data) {
       if (data.error() == EFBIG) return fail(too_big(path, std::nullopt, max_bytes));
       return fail("cannot read " + describe(path) + ": " + errno_text(data.error()));
@@ -171,13 +162,20 @@ class PosixFileSystemBase : public FileSystem {
     };
     auto host = resolve_host(path, /*follow_last=*/true);
     if (!host) return fail_with(host.error());
+    // O_NONBLOCK: a FIFO (or a device) where a file is expected never hangs the open.
     Fd fd(::open(host->c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-    if (fd.get() < 0) return fail_with(errno);
     struct stat own {};
     if (!st) st = &own;
+    if (fd.get() < 0) {
+      const int e = errno;
+      // A socket cannot be opened at all (ENXIO): say what it is, not "No such device".
+      if (e == ENXIO && ::stat(host->c_str(), st) == 0 && !S_ISREG(st->st_mode)) {
+        return fail(not_regular(path, st->st_mode));
+      }
+      return fail_with(e);
+    }
     if (::fstat(fd.get(), st) != 0) return fail_with(errno);
-    if (S_ISDIR(st->st_mode)) return fail_with(EISDIR);
-    if (S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode)) return fail_with(ENXIO);
+    if (!S_ISREG(st->st_mode)) return fail(not_regular(path, st->st_mode));
     return fd;
   }
 
@@ -289,6 +287,18 @@ class PosixFileSystemBase : public FileSystem {
     int rc = follow ? ::stat(host->c_str(), &st) : ::lstat(host->c_str(), &st);
     if (rc != 0) return std::nullopt;
     return to_file_stat(st);
+  }
+
+  // A FIFO, socket or device where a file is expected: named, never read (a FIFO would
+  // block, a device like /dev/zero never ends).
+  std::string not_regular(std::string_view path, mode_t mode) const {
+    const char* what = S_ISFIFO(mode)   ? "a FIFO"
+                       : S_ISSOCK(mode) ? "a socket"
+                       : S_ISCHR(mode)  ? "a character device"
+                       : S_ISBLK(mode)  ? "a block device"
+                       : S_ISDIR(mode)  ? "a directory"
+                                        : "not a file";
+    return "not reading " + describe(path) + ": it is " + what + ", not a regular file";
   }
 
   std::string too_big(std::string_view path, std::optional<uint64_t> size, size_t max) const {

@@ -8,6 +8,7 @@
 #include "binfmt/elf.h"
 #include "probe/live_isolation.h"
 #include "probe/probe.h"
+#include "probe/text_formats.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -19,31 +20,6 @@ struct Candidate {
   std::string toolkit_root;
   std::string python_site;
 };
-
-std::optional<Version> header_version(const std::string& text) {
-  // A plain scan (std::regex compilation costs more than the whole rest of the probe).
-  auto macro = [&](std::string_view name) -> std::optional<long long> {
-    size_t pos = 0;
-    while ((pos = text.find(name, pos)) != std::string::npos) {
-      size_t line_start = text.rfind('\n', pos);
-      line_start = line_start == std::string::npos ? 0 : line_start + 1;
-      std::string_view head = trim(std::string_view(text).substr(line_start, pos - line_start));
-      size_t end = pos + name.size();
-      pos = end;
-      if (head != "#define" && head != "# define") continue;
-      if (end >= text.size() || (text[end] != ' ' && text[end] != '\t')) continue;
-      size_t eol = text.find('\n', end);
-      auto value = parse_int(trim(std::string_view(text).substr(end, eol - end)));
-      if (value) return value;
-    }
-    return std::nullopt;
-  };
-  auto major = macro("CUDNN_MAJOR"), minor = macro("CUDNN_MINOR"),
-       patch = macro("CUDNN_PATCHLEVEL");
-  if (!major || !minor) return std::nullopt;
-  return Version{static_cast<int>(*major), static_cast<int>(*minor),
-                 static_cast<int>(patch.value_or(0))};
-}
 
 void add_candidate(std::vector<Candidate>& out, const FileSystem& fs, Candidate c) {
   c.dir = path_normalize(c.dir);
@@ -237,17 +213,26 @@ std::vector<CudnnCopy> probe_cudnn(const ProbeContext& ctx, const LoaderConfig& 
           headers.push_back(h);
         }
       }
+      // A header that is there but cannot be read (a FIFO, a socket or a device in its
+      // place, no permission, too big) is said, not taken for a missing one.
+      std::optional<std::string> unreadable_header;
       for (const auto& h : headers) {
         auto text = fs.read_file(h);
-        if (!text) continue;
-        if (auto v = header_version(*text)) {
+        if (!text) {
+          if (!unreadable_header && fs.lstat(h)) unreadable_header = text.error().message;
+          continue;
+        }
+        if (auto v = cudnn_header_version(*text)) {
           if (v->major() != major) continue;  // a header for another major belongs to another copy
           c.header_version = Fact<Version>::known(*v, h);
           c.header_path = h;
           break;
         }
       }
-      if (!c.header_version) {
+      if (!c.header_version && unreadable_header) {
+        c.header_version = Fact<Version>::unknown(FactStatus::error, *unreadable_header,
+                                                  path_join(parent, "include"));
+      } else if (!c.header_version) {
         c.header_version = Fact<Version>::unknown(
             FactStatus::not_found,
             "no cudnn_version.h for cuDNN " + std::to_string(major) + " beside this copy",

@@ -385,6 +385,8 @@ class Modeler {
       }
       for (auto& [i, wanted] : wanted_by) add_children(i, wanted);
     }
+    tree_.object_limit = kMaxObjects;
+    tree_.truncated = tree_.objects.size() >= kMaxObjects && (!queue.empty() || !scans_.empty());
     const auto walked = Clock::now();
     tree_.timing_ms["walk"] = ms_between(start, walked) - scan_wait_ms_;
     tree_.timing_ms["companion_scan_wait"] = scan_wait_ms_;

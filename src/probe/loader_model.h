@@ -148,6 +148,10 @@ struct LoadTree {
   std::vector<LoadedObject> objects;  // [0] is the root, then breadth-first load order
   int errors = 0;
   int warnings = 0;
+  // The walk stopped at object_limit objects with more still to load (a runaway or hostile
+  // dependency graph): said in the text and JSON of `dlenv deps` (docs/json-schema.md).
+  bool truncated = false;
+  size_t object_limit = 0;
   // Where the time went: "walk" (of it "walk_wait"), "walk_search" and "walk_open" (summed
   // over threads), "companion_scan_wait", "symbols" (of it "symbols_tables_wait"),
   // "families", "total" (docs/json-schema.md).

@@ -140,6 +140,8 @@ class WinModeler {
         if (obj(c).pe && obj(c).same_as == -1 && obj(c).win_error == 0) queue.push_back(c);
       }
     }
+    tree_.object_limit = kMaxObjects;
+    tree_.truncated = !queue.empty();
     finish();
     return std::move(tree_);
   }

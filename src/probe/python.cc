@@ -10,6 +10,7 @@
 #include "binfmt/pe.h"
 #include "probe/probe.h"
 #include "probe/python_gpu.h"
+#include "probe/text_formats.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -574,19 +575,16 @@ class PythonProbe {
         std::string meta = path_join(dir, dist ? "METADATA" : "PKG-INFO");
         if (auto text = fs_.read_file(meta, 256 * 1024)) {
           p.source = meta;
-          for (const auto& line : split_lines(*text)) {
-            if (trim(line).empty()) break;  // end of the headers
-            if (starts_with(line, "Name: ")) p.name = normalise_name(trim(line.substr(6)));
-            if (starts_with(line, "Version: ")) p.version = std::string(trim(line.substr(9)));
-            if (starts_with(line, "Requires-Dist: ")) {
-              std::string req(trim(line.substr(15)));
-              if (starts_with(to_lower(req), "nvidia-")) p.requires_nvidia.push_back(req);
-              std::string lreq = to_lower(req);
-              if (starts_with(lreq, "torch") &&
-                  (lreq.size() == 5 ||
-                   std::string_view("=<>!~ ;(").find(lreq[5]) != std::string_view::npos)) {
-                p.requires_torch.push_back(req);
-              }
+          DistMetadata m = parse_dist_metadata(*text);
+          if (m.name) p.name = normalise_name(*m.name);
+          if (m.version) p.version = *m.version;
+          for (const std::string& req : m.requires_dist) {
+            std::string lreq = to_lower(req);
+            if (starts_with(lreq, "nvidia-")) p.requires_nvidia.push_back(req);
+            if (starts_with(lreq, "torch") &&
+                (lreq.size() == 5 ||
+                 std::string_view("=<>!~ ;(").find(lreq[5]) != std::string_view::npos)) {
+              p.requires_torch.push_back(req);
             }
           }
         }

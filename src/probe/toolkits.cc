@@ -5,6 +5,7 @@
 
 #include "platform/process.h"
 #include "probe/probe.h"
+#include "probe/text_formats.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -12,22 +13,6 @@ namespace {
 
 const char* const kLibSubdirs[] = {"lib64", "lib", "targets/x86_64-linux/lib",
                                    "targets/sbsa-linux/lib", "lib/x64"};
-
-// version.json: {"cuda": {"name": ..., "version": "12.4.1"}, "cuda_nvcc": {"version": ...}}
-std::optional<std::string> json_component_version(const std::string& text, const std::string& key) {
-  // A tiny targeted scan (probe does not depend on a JSON library): find "key" then
-  // the first "version": "..." after it, inside the same object.
-  size_t k = text.find("\"" + key + "\"");
-  if (k == std::string::npos) return std::nullopt;
-  size_t close = text.find('}', k);
-  size_t v = text.find("\"version\"", k);
-  if (v == std::string::npos || (close != std::string::npos && v > close)) return std::nullopt;
-  size_t q1 = text.find('"', text.find(':', v) + 1);
-  if (q1 == std::string::npos) return std::nullopt;
-  size_t q2 = text.find('"', q1 + 1);
-  if (q2 == std::string::npos) return std::nullopt;
-  return text.substr(q1 + 1, q2 - q1 - 1);
-}
 
 // "nvidia_cuda_nvcc-13.0.88.dist-info" -> "13.0.88" for prefix "nvidia_cuda_nvcc".
 std::optional<std::string> dist_info_version(const FileSystem& fs, const std::string& dir,
@@ -59,10 +44,10 @@ void read_versions(const ProbeContext& ctx, ToolkitFacts& t) {
   const FileSystem& fs = ctx.fs;
   std::string vj = path_join(t.root, "version.json");
   if (auto text = fs.read_file(vj)) {
-    if (auto v = json_component_version(*text, "cuda"); v && Version::parse(*v)) {
+    if (auto v = version_json_component(*text, "cuda"); v && Version::parse(*v)) {
       t.version = Fact<Version>::known(*Version::parse(*v), vj);
     }
-    if (auto v = json_component_version(*text, "cuda_nvcc"); v && Version::parse(*v)) {
+    if (auto v = version_json_component(*text, "cuda_nvcc"); v && Version::parse(*v)) {
       t.nvcc_version = Fact<Version>::known(*Version::parse(*v), vj + " (cuda_nvcc)");
     }
   }

@@ -7,6 +7,7 @@
 #include <map>
 #include <regex>
 
+#include "probe/text_formats.h"
 #include "probe/windows.h"
 #include "util/strings.h"
 
@@ -20,29 +21,6 @@ struct Candidate {
   std::vector<std::string> include_dirs;  // where its cudnn_version.h may be
   int cuda_major_from_layout = 0;         // bin\12.6 -> 12
 };
-
-std::optional<Version> header_version(const std::string& text) {
-  auto macro = [&](const std::string& name) -> std::optional<long long> {
-    size_t pos = 0;
-    while ((pos = text.find(name, pos)) != std::string::npos) {
-      size_t line_start = text.rfind('\n', pos);
-      line_start = line_start == std::string::npos ? 0 : line_start + 1;
-      std::string_view head = trim(std::string_view(text).substr(line_start, pos - line_start));
-      size_t end = pos + name.size();
-      pos = end;
-      if (head != "#define" && head != "# define") continue;
-      if (end >= text.size() || (text[end] != ' ' && text[end] != '\t')) continue;
-      size_t eol = text.find('\n', end);
-      if (auto v = parse_int(trim(std::string_view(text).substr(end, eol - end)))) return v;
-    }
-    return std::nullopt;
-  };
-  auto major = macro("CUDNN_MAJOR"), minor = macro("CUDNN_MINOR"),
-       patch = macro("CUDNN_PATCHLEVEL");
-  if (!major || !minor) return std::nullopt;
-  return Version{static_cast<int>(*major), static_cast<int>(*minor),
-                 static_cast<int>(patch.value_or(0))};
-}
 
 void add(std::vector<Candidate>& out, const FileSystem& fs, Candidate c) {
   auto found = win_find(fs, c.dir);
@@ -183,7 +161,7 @@ std::vector<CudnnCopy> probe_windows_cudnn(const ProbeContext& ctx,
           if (!hp) continue;
           auto text = fs.read_file(*hp);
           if (!text) continue;
-          if (auto v = header_version(*text); v && v->major() == major) {
+          if (auto v = cudnn_header_version(*text); v && v->major() == major) {
             c.header_version = Fact<Version>::known(*v, *hp);
             c.header_path = *hp;
             break;

@@ -3,6 +3,7 @@
 
 #include "report/internal.h"
 #include "report/report.h"
+#include "util/safe_text.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -30,21 +31,13 @@ std::vector<Finding> sorted_findings(const std::vector<Finding>& findings) {
 namespace report_detail {
 
 std::string clean(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c == '\n' || c == '\r' || c == '\t') {
-      out += ' ';
-    } else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(c));
-      out += buf;
-    } else {
-      out += ch;
-    }
+  // A value is one line: line breaks and tabs become spaces; every other control byte,
+  // escape sequence or byte that is not UTF-8 becomes a visible escape (util/safe_text.h).
+  std::string flat(s);
+  for (char& ch : flat) {
+    if (ch == '\n' || ch == '\t') ch = ' ';
   }
-  return std::string(trim(out));
+  return std::string(trim(visible_text(flat)));
 }
 
 size_t display_width(std::string_view s) {

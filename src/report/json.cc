@@ -5,6 +5,7 @@
 #include "report/internal.h"
 #include "report/python_loaded.h"
 #include "report/report.h"
+#include "util/safe_text.h"
 
 namespace dlenv {
 namespace {
@@ -479,7 +480,7 @@ std::string render_json(const Facts& facts, const std::vector<Finding>& findings
   auto doc = report_json(facts, findings);
   if (redact != nullptr) redact_strings(doc, *redact);
   // Text from files can be invalid UTF-8: replace it rather than throw.
-  return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  return json_text(doc, 2) + "\n";
 }
 
 }  // namespace dlenv

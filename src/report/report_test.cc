@@ -366,7 +366,7 @@ TEST(ReportText, ControlCharactersInValuesAreNeutralised) {
   f.host.hostname = Fact<std::string>::known("evil\x1b[2Jhost\nnext", "/etc/hostname");
   std::string text = render_text(f, {}, {});
   EXPECT_EQ(text.find('\x1b'), std::string::npos);
-  EXPECT_NE(text.find("evil\\x1b[2Jhost next"), std::string::npos);
+  EXPECT_NE(text.find("evil\\e[2Jhost next"), std::string::npos) << text;
 }
 
 TEST(ReportText, NoTrailingWhitespace) {
@@ -434,7 +434,13 @@ TEST(ReportJson, RootedAndInvalidUtf8) {
   f.rooted = true;
   f.root = "/srv/sysroot";
   f.host.hostname = Fact<std::string>::known("bad\xff\xfe", "/etc/hostname");
-  nlohmann::json rooted = nlohmann::json::parse(render_json(f, {}));
+  // The bytes that are not UTF-8 as \udcXX (Python's surrogateescape); nlohmann refuses a
+  // lone surrogate, so they are made plain before it parses the rest.
+  std::string text = render_json(f, {});
+  EXPECT_NE(text.find("\"bad\\udcff\\udcfe\""), std::string::npos);
+  for (size_t p; (p = text.find("\\udc")) != std::string::npos;) text.replace(p, 6, "?");
+  nlohmann::json rooted = nlohmann::json::parse(text);
+  EXPECT_EQ(rooted["host"]["hostname"]["value"], "bad??");
   EXPECT_EQ(rooted["rooted"], true);
   EXPECT_EQ(rooted["root"], "/srv/sysroot");
   EXPECT_NE(render_text(f, {}, {}).find("root: /srv/sysroot"), std::string::npos);
