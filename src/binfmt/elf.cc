@@ -1052,6 +1052,61 @@ Result<std::optional<ElfInfo>> parse_elf(ByteView bytes, const std::string& name
   return std::optional<ElfInfo>(std::move(*full));
 }
 
+std::optional<std::string> elf_load_problem(ByteView file) {
+  auto f = open_elf(file, "");
+  if (f && !*f) return std::nullopt;  // not ELF: the loader refuses it without mapping anything
+  const uint64_t size = file.size();
+  if (!f) {
+    const bool is64 = size > 4 && file.data()[4] == 2;
+    const uint64_t ehsize = is64 ? 64 : 52;
+    if (size < ehsize) {
+      return fmt::format("the file is truncated ({} of {} bytes of its ELF header)", size, ehsize);
+    }
+    std::string why = f.error().message;
+    if (why.starts_with(": ")) why = why.substr(2);
+    return fmt::format("its ELF header is corrupt ({})", why);
+  }
+  const Header& h = (*f)->header();
+  const uint64_t entsize = h.is64 ? 56 : 32;
+  if (h.phnum == 0 || h.phoff == 0) return "it has no program headers: nothing can be loaded";
+  if (h.phentsize < entsize) {
+    return fmt::format("its program header entry size {} is smaller than {}", h.phentsize, entsize);
+  }
+  const uint64_t ph_bytes = uint64_t{h.phnum} * h.phentsize;
+  // Every "truncated" text counts the same way: the file's size of the bytes it needs.
+  if (h.phoff > UINT64_MAX - ph_bytes) {
+    return fmt::format("its program headers have an impossible offset {:#x}", h.phoff);
+  }
+  if (h.phoff + ph_bytes > size) {
+    return fmt::format("the file is truncated ({} of {} bytes: its program headers end at byte {})",
+                       size, h.phoff + ph_bytes, h.phoff + ph_bytes);
+  }
+  auto phdrs = (*f)->program_headers();
+  if (!phdrs) return "its program headers are corrupt (" + phdrs.error().message.substr(2) + ")";
+  size_t loads = 0;
+  for (size_t i = 0; i < phdrs->size(); ++i) {
+    const Phdr& p = (*phdrs)[i];
+    if (p.type != kPtLoad && p.type != kPtDynamic) continue;
+    loads += p.type == kPtLoad;
+    const char* what = p.type == kPtLoad ? "loadable segment" : "dynamic section";
+    if (p.offset > UINT64_MAX - p.filesz) {
+      return fmt::format("its {} (program header {}) has an impossible offset {:#x} + size {:#x}",
+                         what, i, p.offset, p.filesz);
+    }
+    const uint64_t end = p.offset + p.filesz;
+    if (end > size) {
+      return fmt::format(
+          "the file is truncated ({} of {} bytes: its {} (program header {}) "
+          "ends at byte {})",
+          size, end, what, i, end);
+    }
+  }
+  if (loads == 0) return "it has no loadable segment (PT_LOAD)";
+  auto dynamic = read_dynamic(**f, header_info(h), ElfParseOptions{});
+  if (!dynamic) return "its dynamic section is corrupt (" + dynamic.error().message.substr(2) + ")";
+  return std::nullopt;
+}
+
 Result<std::optional<ElfInfo>> parse_elf_header(ByteView bytes, const std::string& name) {
   auto f = open_elf(bytes, name);
   if (!f) return std::unexpected(f.error());

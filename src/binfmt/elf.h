@@ -134,6 +134,15 @@ class ElfSymbolTable {
 // nullopt: not an ELF file. Error: a truncated or invalid header.
 Result<std::optional<ElfInfo>> parse_elf_header(ByteView bytes, const std::string& name);
 
+// The pre-check before a real dlopen: whether ld.so can map `file` (the whole file) without
+// touching bytes past its end, the usual SIGBUS of a truncated copy. nullopt when the ELF
+// header, the program headers, every PT_LOAD segment's and the PT_DYNAMIC table's file bytes
+// lie inside the file and the dynamic section reads; also nullopt for a file that is not ELF
+// (the loader refuses it without mapping anything). Otherwise what is wrong, with the byte
+// counts ("the file is truncated (4096 of 1234567 bytes: its loadable segment (program header
+// 2) ends at byte 1234567)").
+std::optional<std::string> elf_load_problem(ByteView file);
+
 // Scans the read-only data of an ELF for NUL-terminated strings that start with
 // `prefix` (e.g. "libcublasLt.so.") and returns the distinct ones found, in
 // file order. Used for libraries loaded with dlopen by name (cuDNN 9 -> cuBLASLt).

@@ -1,6 +1,7 @@
 #include "binfmt/elf.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -914,6 +915,58 @@ TEST(ElfOnDisk, LibcVersionNeedsOfARealLibrary) {
     if (n.file == "libc.so.6" && !n.versions.empty()) needs_glibc = true;
   }
   EXPECT_TRUE(needs_glibc);
+}
+
+// The pre-check before a real dlopen: a real gcc-built library is loadable whole; cut
+// anywhere inside what ld.so maps, it is refused with the byte counts, never read past.
+TEST(Elf, LoadProblemOfTruncatedCopies) {
+  const auto file = std::filesystem::path(DLENV_SOURCE_DIR) / "tests" / "fuzz" / "corpus" / "elf" /
+                    "real-libver.so.1";
+  std::ifstream in(file, std::ios::binary);
+  const std::vector<uint8_t> b((std::istreambuf_iterator<char>(in)),
+                               std::istreambuf_iterator<char>());
+  ASSERT_GT(b.size(), 4096u);
+  EXPECT_EQ(elf_load_problem(view(b)), std::nullopt);
+  size_t refused = 0;
+  for (size_t n = 0; n < b.size(); n += 97) {
+    std::vector<uint8_t> t(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(n));
+    auto p = elf_load_problem(view(t));
+    if (n < 4) {
+      EXPECT_EQ(p, std::nullopt) << n;  // not ELF: the loader refuses it by itself
+      continue;
+    }
+    if (n < 64) {
+      ASSERT_TRUE(p) << n;
+      EXPECT_EQ(*p, fmt::format("the file is truncated ({} of 64 bytes of its ELF header)", n));
+      continue;
+    }
+    if (!p) continue;  // only the section headers (never mapped) are missing
+    ++refused;
+    EXPECT_THAT(*p, StartsWith(fmt::format("the file is truncated ({} of ", n))) << n;
+  }
+  EXPECT_GT(refused, b.size() / 97 / 2);
+  // Half the file: a loadable segment ends past the end.
+  std::vector<uint8_t> half(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(b.size() / 2));
+  auto p = elf_load_problem(view(half));
+  ASSERT_TRUE(p);
+  EXPECT_THAT(*p, ::testing::HasSubstr("loadable segment (program header"));
+  // A program header table that points past the end.
+  std::vector<uint8_t> bad = b;
+  bad[32] = 0xff;  // e_phoff low byte
+  bad[33] = 0xff;
+  bad[34] = 0xff;
+  p = elf_load_problem(view(bad));
+  ASSERT_TRUE(p);
+  const uint64_t phoff = uint64_t{bad[32]} | uint64_t{bad[33]} << 8 | uint64_t{bad[34]} << 16 |
+                         uint64_t{bad[35]} << 24 | uint64_t{bad[36]} << 32 |
+                         uint64_t{bad[37]} << 40 | uint64_t{bad[38]} << 48 |
+                         uint64_t{bad[39]} << 56;
+  const uint64_t phentsize = uint64_t{bad[54]} | uint64_t{bad[55]} << 8;
+  const uint64_t phnum = uint64_t{bad[56]} | uint64_t{bad[57]} << 8;
+  const uint64_t end = phoff + phentsize * phnum;
+  EXPECT_EQ(*p, fmt::format("the file is truncated ({} of {} bytes: its program headers end at "
+                            "byte {})",
+                            b.size(), end, end));
 }
 
 }  // namespace

@@ -364,6 +364,12 @@ Result<std::optional<PeInfo>> parse_pe(ByteView b, const std::string& name) {
     img.sections.push_back(
         Section{img.u32(b, o + 12), img.u32(b, o + 8), img.u32(b, o + 16), img.u32(b, o + 20)});
   }
+  info.file_bytes_needed = img.size_of_headers;
+  for (const Section& s : img.sections) {
+    if (s.raw_size == 0) continue;
+    info.file_bytes_needed =
+        std::max<uint64_t>(info.file_bytes_needed, uint64_t{s.raw_offset} + s.raw_size);
+  }
   auto imports = read_imports(img, dirs[kDirImport]);
   if (!imports) return std::unexpected(imports.error());
   info.imports = std::move(*imports);
@@ -373,6 +379,21 @@ Result<std::optional<PeInfo>> parse_pe(ByteView b, const std::string& name) {
   if (auto r = read_exports(img, dirs[kDirExport], info); !r) return std::unexpected(r.error());
   if (auto r = read_version(img, dirs[kDirResource], info); !r) return std::unexpected(r.error());
   return std::optional<PeInfo>(std::move(info));
+}
+
+std::optional<std::string> pe_load_problem(ByteView file) {
+  auto pe = parse_pe(file, "");
+  if (!pe) {
+    std::string why = pe.error().message;
+    if (why.starts_with(": ")) why = why.substr(2);
+    return "its PE headers are corrupt (" + why + ")";
+  }
+  if (!*pe) return std::nullopt;
+  if ((*pe)->file_bytes_needed > file.size()) {
+    return fmt::format("the file is truncated ({} of {} bytes its headers and sections need)",
+                       file.size(), (*pe)->file_bytes_needed);
+  }
+  return std::nullopt;
 }
 
 }  // namespace dlenv

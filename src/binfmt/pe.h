@@ -39,11 +39,19 @@ struct PeInfo {
   std::vector<PeExport> exports;
   std::optional<std::string> file_version;     // "9.1.0.70" from VS_FIXEDFILEINFO
   std::optional<std::string> product_version;  // "9.1.0.70"
+  // Where the headers (SizeOfHeaders) and the sections' raw data (PointerToRawData +
+  // SizeOfRawData) end: a whole file shorter than this is truncated.
+  uint64_t file_bytes_needed = 0;
 };
 
 // "x64", "x86", "arm64", "arm", or "machine 0xNNNN".
 std::string pe_machine_name(uint16_t machine);
 
 Result<std::optional<PeInfo>> parse_pe(ByteView bytes, const std::string& name);
+
+// The pre-check before a real LoadLibrary of `file` (the whole file): nullopt when its
+// headers parse and every section's raw data lies inside the file (or it is not a PE file:
+// the loader refuses that with 193 by itself); otherwise what is wrong, with the byte counts.
+std::optional<std::string> pe_load_problem(ByteView file);
 
 }  // namespace dlenv

@@ -22,6 +22,7 @@
 #include "cli/fleet_cmd.h"
 #include "cli/help_format.h"
 #include "cli/highlight.h"
+#include "cli/live_probe_cmd.h"
 #include "cli/man_page.h"
 #include "cli/plan_cmd.h"
 #include "cli/plan_link.h"
@@ -37,6 +38,7 @@
 #include "platform/registry_file.h"
 #include "platform/replace_file.h"
 #include "platform/system.h"
+#include "probe/live_isolation.h"
 #include "probe/probe.h"
 #include "report/report.h"
 #include "rules/rules.h"
@@ -336,6 +338,7 @@ int run_doctor(const CommonOptions& co, const DoctorOptions& o, std::ostream& ou
 
 int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream& raw_err,
              bool stdout_is_tty) {
+  if (argc == 2 && std::string_view(argv[1]) == kLiveProbeCommand) return run_live_probe_child();
   // Messages on stderr name untrusted paths and values: shown with visible escapes
   // (cli/safe_output.h). verify's progress line writes its own escapes to raw_err.
   VisibleTextBuf visible_err(raw_err);

@@ -315,76 +315,6 @@ int render(const std::string& target, const LoadTree& t, bool flat, bool json, s
   return t.errors > 0 ? kExitFindings : kExitOk;
 }
 
-struct VersionCall {
-  std::string call;
-  std::string version;
-};
-
-// The library's own version call, chosen by its file name.
-std::optional<VersionCall> call_version(const DynamicLibrary& lib, const std::string& base) {
-  auto sym = [&](const char* n) { return lib.symbol(n); };
-  if (base.starts_with("libcudnn") || base.starts_with("cudnn")) {
-    if (auto* f = reinterpret_cast<size_t (*)()>(sym("cudnnGetVersion"))) {
-      const size_t v = f();
-      const size_t major = v >= 90000 ? v / 10000 : v / 1000;
-      const size_t minor = v >= 90000 ? (v % 10000) / 100 : (v % 1000) / 100;
-      return VersionCall{fmt::format("cudnnGetVersion() = {}", v),
-                         fmt::format("{}.{}.{}", major, minor, v % 100)};
-    }
-  }
-  if (base.starts_with("libcublasLt")) {
-    if (auto* f = reinterpret_cast<size_t (*)()>(sym("cublasLtGetVersion"))) {
-      const size_t v = f();
-      return VersionCall{fmt::format("cublasLtGetVersion() = {}", v),
-                         fmt::format("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100)};
-    }
-  } else if (base.starts_with("libcublas")) {
-    if (auto* f = reinterpret_cast<int (*)(int, int*)>(sym("cublasGetProperty"))) {
-      int ma = 0, mi = 0, pa = 0;
-      if (f(0, &ma) == 0 && f(1, &mi) == 0 && f(2, &pa) == 0) {
-        return VersionCall{"cublasGetProperty(MAJOR/MINOR/PATCH_LEVEL)",
-                           fmt::format("{}.{}.{}", ma, mi, pa)};
-      }
-    }
-  }
-  if (base.starts_with("libcudart")) {
-    if (auto* f = reinterpret_cast<int (*)(int*)>(sym("cudaRuntimeGetVersion"))) {
-      int v = 0;
-      if (f(&v) == 0) {
-        return VersionCall{fmt::format("cudaRuntimeGetVersion() = {}", v),
-                           fmt::format("{}.{}", v / 1000, (v % 1000) / 10)};
-      }
-    }
-  }
-  if (base.starts_with("libnccl")) {
-    if (auto* f = reinterpret_cast<int (*)(int*)>(sym("ncclGetVersion"))) {
-      int v = 0;
-      if (f(&v) == 0) {
-        const int major = v >= 20900 ? v / 10000 : v / 1000;
-        const int minor = v >= 20900 ? (v % 10000) / 100 : (v % 1000) / 100;
-        return VersionCall{fmt::format("ncclGetVersion() = {}", v),
-                           fmt::format("{}.{}.{}", major, minor, v % 100)};
-      }
-    }
-  }
-  if (base.starts_with("libnvrtc")) {
-    if (auto* f = reinterpret_cast<int (*)(int*, int*)>(sym("nvrtcVersion"))) {
-      int ma = 0, mi = 0;
-      if (f(&ma, &mi) == 0) return VersionCall{"nvrtcVersion()", fmt::format("{}.{}", ma, mi)};
-    }
-  }
-  if (base.starts_with("libcuda.")) {
-    if (auto* f = reinterpret_cast<int (*)(int*)>(sym("cuDriverGetVersion"))) {
-      int v = 0;
-      if (f(&v) == 0) {
-        return VersionCall{fmt::format("cuDriverGetVersion() = {}", v),
-                           fmt::format("{}.{}", v / 1000, (v % 1000) / 10)};
-      }
-    }
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 int run_deps(const DepsOptions& o, std::ostream& out, std::ostream& err) {
@@ -541,16 +471,52 @@ int run_load(const LoadOptions& o, std::ostream& out, std::ostream& err) {
   const bool model_only = !o.root.empty() || os != this_host_os();
   nlohmann::json j{{"schema", "dlenv.load/1"}, {"target", o.target}};
   std::string error_text;
+  int load_error_code = 0;  // Windows: the failed LoadLibrary's GetLastError
   if (!model_only) {
-    auto lib = DynamicLibrary::open(o.target);
-    j["loaded"] = lib.has_value();
-    if (lib) {
-      const std::string path = lib->loaded_path();
+    // The pre-check: the target and everything it needs, as the loader model finds them,
+    // read by our own ELF parser first; a truncated or corrupt file is never loaded.
+    std::optional<LiveProbeFailure> refused;
+    // A path is checked alone first: a FIFO, a device or a directory is never read whole.
+    if (o.target.find('/') != std::string::npos) {
+      if (auto why = library_file_problem(o.target)) {
+        refused = LiveProbeFailure{"load", o.target, o.target, "", *why, o.target};
+      }
+    }
+    if (os == Os::linux && !refused) {
+      if (auto setup = open_deps_view("", o.env_file)) {
+        auto settings = settings_for(*setup, false);
+        settings.companions = false;
+        if (auto tree = model_linux_load(*setup->fs, *setup->kb, o.target, settings)) {
+          for (const auto& ob : tree->objects) {
+            if (!ob.path) continue;
+            if (auto why = library_file_problem(setup->fs->host_path(*ob.path))) {
+              refused = LiveProbeFailure{"load", o.target, tree->objects[0].path.value_or(""),
+                                         "",     *why,     *ob.path};
+              break;
+            }
+          }
+        }
+      }
+    }
+    std::optional<LoadAnswer> answer;
+    if (!refused) {
+      // The real load, in a probe process: a crash or hang there is this command's answer.
+      LiveProbeSession session(live_probe_argv(), LiveLimits{});
+      session.request({LiveRequest::Kind::load, {}, o.target});
+      LiveAnswers answers = session.finish();
+      answer = answers.load;
+      if (!answer && !answers.failures.empty()) refused = answers.failures.front();
+      if (answer && answer->refused && !answers.failures.empty()) {
+        refused = answers.failures.front();
+      }
+    }
+    j["loaded"] = answer && answer->loaded;
+    if (answer && answer->loaded) {
+      const std::string path = answer->path;
       j["path"] = path;
-      auto v = call_version(*lib, path_basename(path.empty() ? o.target : path));
-      if (v) {
-        j["version"] = v->version;
-        j["version_call"] = v->call;
+      if (!answer->version.empty()) {
+        j["version"] = answer->version;
+        j["version_call"] = answer->version_call;
       }
       // Windows: LoadLibrary succeeded, but under Wine an imported function that the DLL
       // found does not export is bound to a stub instead of failing with 127, so the import
@@ -582,8 +548,8 @@ int run_load(const LoadOptions& o, std::ostream& out, std::ostream& err) {
         out << json_text(j, 2) << "\n";
       } else {
         out << "loaded " << o.target << "\n  path     " << path << "\n";
-        if (v) {
-          out << "  version  " << v->version << "  (" << v->call << ")\n";
+        if (!answer->version.empty()) {
+          out << "  version  " << answer->version << "  (" << answer->version_call << ")\n";
         } else {
           out << "  version  no version call known for this library\n";
         }
@@ -595,8 +561,20 @@ int run_load(const LoadOptions& o, std::ostream& out, std::ostream& err) {
       }
       return import_errors.empty() ? kExitOk : kExitFindings;
     }
-    error_text = lib.error().message;
+    if (refused) {
+      error_text = describe_live_failure(*refused);
+      j["refused"] = refused->failure.empty();
+      j["failure"] = nlohmann::json{{"library", refused->library},
+                                    {"path", refused->path},
+                                    {"failure", refused->failure},
+                                    {"file_problem", refused->file_problem},
+                                    {"problem_path", refused->problem_path}};
+    } else {
+      error_text = answer ? answer->error : "the probe process did not answer";
+    }
     j["error"] = error_text;
+    if (answer && answer->error_code != 0 && o.error_code == 0)
+      load_error_code = answer->error_code;
   } else {
     j["loaded"] = nullptr;
     j["model_only"] = true;
@@ -609,7 +587,7 @@ int run_load(const LoadOptions& o, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
   if (os == Os::windows) {
-    int code = o.error_code;
+    int code = o.error_code != 0 ? o.error_code : load_error_code;
     if (code == 0) {
       for (int c : {126, 127, 193, 1114}) {
         if (error_text.find(fmt::format("{}", c)) != std::string::npos) code = c;

@@ -22,10 +22,10 @@ inline std::vector<std::string> report_schema_problems(const nlohmann::json& j) 
   // The documented top-level keys, no others; `system` and `windows` may be absent. (Their
   // order is fixed by report_json(), but a parsed nlohmann::json sorts keys, so it is not
   // checked here.)
-  const std::set<std::string> keys = {"schema",    "tool",      "rooted",   "root",     "host",
-                                      "driver",    "gpu_count", "gpus",     "toolkits", "cudnn",
-                                      "libraries", "python",    "env",      "system",   "windows",
-                                      "findings",  "summary",   "timing_ms"};
+  const std::set<std::string> keys = {
+      "schema",  "tool",          "rooted",   "root",      "host",     "driver", "gpu_count",
+      "gpus",    "toolkits",      "cudnn",    "libraries", "python",   "env",    "system",
+      "windows", "live_failures", "findings", "summary",   "timing_ms"};
   const std::set<std::string> optional = {"system", "windows"};
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!keys.count(it.key())) bad(it.key(), "unknown top-level key");
@@ -46,7 +46,8 @@ inline std::vector<std::string> report_schema_problems(const nlohmann::json& j) 
   for (const char* obj : {"host", "driver", "env"}) {
     if (!j[obj].is_object()) bad(obj, "not an object");
   }
-  for (const char* arr : {"gpus", "toolkits", "cudnn", "libraries", "python", "findings"}) {
+  for (const char* arr :
+       {"gpus", "toolkits", "cudnn", "libraries", "python", "live_failures", "findings"}) {
     if (!j[arr].is_array()) bad(arr, "not an array");
   }
   if (j.contains("windows") && !j["windows"].is_object()) bad("windows", "not an object");

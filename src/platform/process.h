@@ -5,6 +5,8 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +25,31 @@ struct ProcessResult {
   double wall_ms = 0;
 };
 
+// A child's standard input that the parent writes while the child runs (a request stream):
+// one end becomes the child's stdin in run_process, the other stays here. Writes from any
+// thread; a child that is gone makes write() return false (no SIGPIPE). close() is the
+// child's end of file.
+class ChildInput {
+ public:
+  static Result<std::shared_ptr<ChildInput>> open();
+  ~ChildInput();
+  ChildInput(const ChildInput&) = delete;
+  ChildInput& operator=(const ChildInput&) = delete;
+
+  bool write(std::string_view bytes);
+  void close();
+  // For run_process: the end the child reads (an fd, or a HANDLE on Windows), and the call
+  // that drops the parent's copy of it once the child has its own.
+  intptr_t child_end() const { return child_end_; }
+  void release_child_end();
+
+ private:
+  ChildInput() = default;
+  std::mutex mutex_;
+  intptr_t child_end_ = -1;
+  intptr_t parent_end_ = -1;
+};
+
 struct ProcessOptions {
   std::chrono::milliseconds timeout{10000};
   // When set, the child's complete environment; otherwise it inherits ours.
@@ -33,6 +60,8 @@ struct ProcessOptions {
   // size streams in bounded memory. Returning false stops reading: the process (its
   // group / job) is killed.
   std::function<bool(std::string_view)> on_stdout;
+  // When set, the child's standard input (else /dev/null, NUL on Windows).
+  std::shared_ptr<ChildInput> input;
 };
 
 // argv[0] is looked up on PATH when it has no '/'. Fails (naming argv[0]) when

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -128,6 +129,50 @@ bool wait_for(pid_t pid, int* status, Clock::duration limit) {
 
 }  // namespace
 
+// A socket pair rather than a pipe: send(MSG_NOSIGNAL) tells a writer that the child is
+// gone without raising SIGPIPE in the parent.
+Result<std::shared_ptr<ChildInput>> ChildInput::open() {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    return fail(std::string("socketpair: ") + std::strerror(errno));
+  }
+  ::shutdown(fds[0], SHUT_WR);
+  ::shutdown(fds[1], SHUT_RD);
+  std::shared_ptr<ChildInput> in(new ChildInput());
+  in->child_end_ = fds[0];
+  in->parent_end_ = fds[1];
+  return in;
+}
+
+ChildInput::~ChildInput() {
+  close();
+  release_child_end();
+}
+
+bool ChildInput::write(std::string_view bytes) {
+  std::lock_guard lock(mutex_);
+  while (!bytes.empty()) {
+    if (parent_end_ < 0) return false;
+    ssize_t n = ::send(static_cast<int>(parent_end_), bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+void ChildInput::close() {
+  std::lock_guard lock(mutex_);
+  if (parent_end_ >= 0) ::close(static_cast<int>(parent_end_));
+  parent_end_ = -1;
+}
+
+void ChildInput::release_child_end() {
+  std::lock_guard lock(mutex_);
+  if (child_end_ >= 0) ::close(static_cast<int>(child_end_));
+  child_end_ = -1;
+}
+
 Result<ProcessResult> run_process(const std::vector<std::string>& argv,
                                   const ProcessOptions& options) {
   if (argv.empty() || argv[0].empty()) return fail("cannot run a process: empty command line");
@@ -162,7 +207,11 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  if (options.input && options.input->child_end() >= 0) {
+    posix_spawn_file_actions_adddup2(&actions, static_cast<int>(options.input->child_end()), 0);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  }
   posix_spawn_file_actions_adddup2(&actions, out_pipe.write_end(), 1);
   posix_spawn_file_actions_adddup2(&actions, err_pipe.write_end(), 2);
 
@@ -195,6 +244,7 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
   }
   out_pipe.close_write();
   err_pipe.close_write();
+  if (options.input) options.input->release_child_end();
   ::fcntl(out_pipe.read_end(), F_SETFL, O_NONBLOCK);
   ::fcntl(err_pipe.read_end(), F_SETFL, O_NONBLOCK);
 

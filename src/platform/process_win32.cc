@@ -178,6 +178,51 @@ class ProcThreadAttributes {
 
 }  // namespace
 
+Result<std::shared_ptr<ChildInput>> ChildInput::open() {
+  SECURITY_ATTRIBUTES inherit{sizeof(SECURITY_ATTRIBUTES), nullptr, TRUE};
+  HANDLE read = nullptr, write = nullptr;
+  if (!::CreatePipe(&read, &write, &inherit, 0)) {
+    return fail("pipe: " + last_error_message(::GetLastError()));
+  }
+  ::SetHandleInformation(write, HANDLE_FLAG_INHERIT, 0);
+  std::shared_ptr<ChildInput> in(new ChildInput());
+  in->child_end_ = reinterpret_cast<intptr_t>(read);
+  in->parent_end_ = reinterpret_cast<intptr_t>(write);
+  return in;
+}
+
+ChildInput::~ChildInput() {
+  close();
+  release_child_end();
+}
+
+bool ChildInput::write(std::string_view bytes) {
+  std::lock_guard lock(mutex_);
+  while (!bytes.empty()) {
+    if (parent_end_ == -1) return false;
+    DWORD n = 0;
+    const DWORD chunk = static_cast<DWORD>(std::min<size_t>(bytes.size(), 1u << 20));
+    if (!::WriteFile(reinterpret_cast<HANDLE>(parent_end_), bytes.data(), chunk, &n, nullptr) ||
+        n == 0) {
+      return false;
+    }
+    bytes.remove_prefix(n);
+  }
+  return true;
+}
+
+void ChildInput::close() {
+  std::lock_guard lock(mutex_);
+  if (parent_end_ != -1) ::CloseHandle(reinterpret_cast<HANDLE>(parent_end_));
+  parent_end_ = -1;
+}
+
+void ChildInput::release_child_end() {
+  std::lock_guard lock(mutex_);
+  if (child_end_ != -1) ::CloseHandle(reinterpret_cast<HANDLE>(child_end_));
+  child_end_ = -1;
+}
+
 Result<ProcessResult> run_process(const std::vector<std::string>& argv,
                                   const ProcessOptions& options) {
   if (argv.empty() || argv[0].empty()) return fail("cannot run a process: empty command line");
@@ -213,14 +258,17 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
     return fail("cannot run " + name + ": NUL: " + last_error_message(::GetLastError()));
   }
 
-  HANDLE inherited[3] = {null_in.get(), out_write.get(), err_write.get()};
+  HANDLE in_handle = options.input && options.input->child_end() != -1
+                         ? reinterpret_cast<HANDLE>(options.input->child_end())
+                         : null_in.get();
+  HANDLE inherited[3] = {in_handle, out_write.get(), err_write.get()};
   ProcThreadAttributes attrs;
   const bool have_list = attrs.init(inherited, 3);
 
   STARTUPINFOEXW si{};
   si.StartupInfo.cb = have_list ? sizeof(STARTUPINFOEXW) : sizeof(STARTUPINFOW);
   si.StartupInfo.dwFlags = STARTF_USESTDHANDLES;
-  si.StartupInfo.hStdInput = null_in.get();
+  si.StartupInfo.hStdInput = in_handle;
   si.StartupInfo.hStdOutput = out_write.get();
   si.StartupInfo.hStdError = err_write.get();
   si.lpAttributeList = have_list ? attrs.get() : nullptr;
@@ -250,6 +298,7 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
   out_write.reset();
   err_write.reset();
   null_in.reset();
+  if (options.input) options.input->release_child_end();
 
   auto kill_tree = [&] {
     if (in_job) {

@@ -22,4 +22,14 @@ SystemInfo current_system();
 // Name of a group id ("video"), or the number as text when unknown.
 std::string group_name(uint32_t gid);
 
+// The file this process runs ("/proc/self/exe" on Linux, which also names a binary replaced
+// or deleted since it started; GetModuleFileNameW on Windows): for starting itself again.
+std::string current_executable();
+
+// Caps this process's memory, for a child that is about to run foreign code: the address
+// space (RLIMIT_AS) and the heap and other private data (RLIMIT_DATA) on POSIX; committed
+// memory (a job object's process limit) on Windows. An allocation past the cap fails
+// instead of exhausting the machine. False when the OS refused.
+bool limit_own_memory(uint64_t address_space_bytes, uint64_t data_bytes);
+
 }  // namespace dlenv

@@ -1,5 +1,6 @@
 #include <grp.h>
 #include <pwd.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -32,6 +33,31 @@ SystemInfo current_system() {
 std::string group_name(uint32_t gid) {
   if (const struct group* g = getgrgid(static_cast<gid_t>(gid))) return g->gr_name;
   return std::to_string(gid);
+}
+
+std::string current_executable() {
+#ifdef __linux__
+  return "/proc/self/exe";
+#else
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/curproc/file", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("dlenv");
+#endif
+}
+
+bool limit_own_memory(uint64_t address_space_bytes, uint64_t data_bytes) {
+  auto lower = [](int resource, uint64_t bytes) {
+    struct rlimit r {};
+    if (::getrlimit(resource, &r) != 0) return false;
+    const rlim_t want = static_cast<rlim_t>(bytes);
+    if (r.rlim_cur != RLIM_INFINITY && r.rlim_cur <= want) return true;  // already lower
+    r.rlim_cur = want;
+    if (r.rlim_max != RLIM_INFINITY && r.rlim_max < want) r.rlim_cur = r.rlim_max;
+    return ::setrlimit(resource, &r) == 0;
+  };
+  const bool as = lower(RLIMIT_AS, address_space_bytes);
+  const bool data = lower(RLIMIT_DATA, data_bytes);
+  return as && data;
 }
 
 }  // namespace dlenv

@@ -72,4 +72,28 @@ std::string group_name(uint32_t gid) {
   return std::to_string(gid);
 }
 
+std::string current_executable() {
+  std::wstring buf(32768, L'\0');
+  const DWORD n = ::GetModuleFileNameW(nullptr, buf.data(), static_cast<DWORD>(buf.size()));
+  buf.resize(n);
+  return win32::narrow(buf);
+}
+
+bool limit_own_memory(uint64_t address_space_bytes, uint64_t data_bytes) {
+  // Windows reserves address space lazily and has no RLIMIT_AS: the committed-memory cap
+  // of a job object (nested inside run_process's kill-on-close job) is the data limit.
+  (void)address_space_bytes;
+  HANDLE job = ::CreateJobObjectW(nullptr, nullptr);
+  if (job == nullptr) return false;
+  JOBOBJECT_EXTENDED_LIMIT_INFORMATION limits{};
+  limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_PROCESS_MEMORY;
+  limits.ProcessMemoryLimit = static_cast<SIZE_T>(data_bytes);
+  const bool ok =
+      ::SetInformationJobObject(job, JobObjectExtendedLimitInformation, &limits, sizeof limits) &&
+      ::AssignProcessToJobObject(job, ::GetCurrentProcess());
+  // The job lives as long as a process is in it: the handle is not needed any more.
+  ::CloseHandle(job);
+  return ok;
+}
+
 }  // namespace dlenv

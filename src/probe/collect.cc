@@ -1,11 +1,12 @@
-// collect_facts: runs every probe. The live NVML + libcuda work (~20 ms on a
-// real driver) runs on a second thread while the file probes run here.
+// collect_facts: runs every probe. The live probes (NVML, libcuda, each cuDNN copy) run in
+// one child process (probe/live_isolation.h), started first and fed while the file probes
+// run here; a crash or hang there is a LiveProbeFailure, never the end of the report.
 #include <chrono>
-#include <future>
 #include <regex>
 
 #include "platform/process.h"
 #include "probe/cuda_driver.h"
+#include "probe/live_isolation.h"
 #include "probe/nvml.h"
 #include "probe/probe.h"
 #include "probe/system_probe.h"
@@ -21,24 +22,26 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-struct LiveResult {
-  NvmlSnapshot nvml;
-  CudaDriverSnapshot cuda;
-  double nvml_ms = 0;
-  double cuda_ms = 0;
-};
-
-LiveResult run_live(const ProbeOptions& options) {
-  LiveResult r;
-  auto t0 = Clock::now();
-  r.nvml = probe_nvml(options.nvml_candidates.empty() ? default_nvml_candidates()
-                                                      : options.nvml_candidates);
-  r.nvml_ms = ms_since(t0);
-  t0 = Clock::now();
-  r.cuda = probe_cuda_driver(options.cuda_candidates.empty() ? default_cuda_driver_candidates()
-                                                             : options.cuda_candidates);
-  r.cuda_ms = ms_since(t0);
-  return r;
+// A failure of a probe that loads a library by name: the file the loader model picks for it
+// (the first candidate it resolves), and the ELF pre-check on that file and everything it
+// needs, so that a crash is explained by the broken file.
+void explain_by_loader_model(const ProbeContext& ctx, const LoaderConfig& loader,
+                             const std::vector<std::string>& names, LiveProbeFailure& f) {
+  if (ctx.os != Os::linux || !f.file_problem.empty()) return;
+  for (const auto& name : names) {
+    auto tree = model_linux_load(ctx.fs, ctx.kb, name, linux_loader_settings(loader));
+    if (!tree || tree->objects.empty() || !tree->objects[0].path) continue;
+    if (f.path.empty()) f.path = *tree->objects[0].path;
+    for (const auto& o : tree->objects) {
+      if (!o.path) continue;
+      if (auto why = library_file_problem(ctx.fs.host_path(*o.path))) {
+        f.problem_path = *o.path;
+        f.file_problem = *why;
+        return;
+      }
+    }
+    return;
+  }
 }
 
 // nvidia-smi as a last resort when NVML could not be loaded at all.
@@ -94,9 +97,20 @@ Facts collect_facts(const ProbeContext& ctx, const ProbeOptions& options) {
     f.timing.ms["windows_driver"] = ms_since(t0);
   }
 
-  std::future<LiveResult> live;
+  const std::vector<std::string> nvml_candidates = live_options.nvml_candidates.empty()
+                                                       ? default_nvml_candidates()
+                                                       : live_options.nvml_candidates;
+  const std::vector<std::string> cuda_candidates = live_options.cuda_candidates.empty()
+                                                       ? default_cuda_driver_candidates()
+                                                       : live_options.cuda_candidates;
+  std::optional<LiveProbeSession> live;
   if (ctx.live) {
-    live = std::async(std::launch::async, run_live, live_options);
+    auto t0 = Clock::now();
+    live.emplace(options.live_probe_argv.empty() ? live_probe_argv() : options.live_probe_argv,
+                 options.live_limits);
+    live->request({LiveRequest::Kind::nvml, nvml_candidates, {}});
+    live->request({LiveRequest::Kind::cuda_driver, cuda_candidates, {}});
+    f.timing.ms["live_start"] = ms_since(t0);
   }
 
   auto t0 = Clock::now();
@@ -128,17 +142,14 @@ Facts collect_facts(const ProbeContext& ctx, const ProbeOptions& options) {
   f.cudnn = ctx.os == Os::windows ? probe_windows_cudnn(ctx, f.toolkits)
                                   : probe_cudnn(ctx, loader, f.toolkits, file_only);
   f.timing.ms["cudnn"] = ms_since(t0);
-  if (ctx.live && options.load_cudnn && ctx.os == Os::linux) {
-    // Each dlopen runs the library's initialisers (~10 ms): load the copies in parallel.
-    t0 = Clock::now();
-    std::vector<std::future<void>> loads;
+  // The copies' cudnnGetVersion, in the child while the probes below run.
+  std::vector<CudnnCopy*> cudnn_loaded;
+  if (live && options.load_cudnn && ctx.os == Os::linux) {
     for (auto& copy : f.cudnn) {
       if (!ctx.fs.exists(copy.library)) continue;
-      loads.push_back(
-          std::async(std::launch::async, [&ctx, &copy] { probe_cudnn_live(ctx, copy); }));
+      live->request({LiveRequest::Kind::cudnn, {}, ctx.fs.host_path(copy.library)});
+      cudnn_loaded.push_back(&copy);
     }
-    for (auto& l : loads) l.get();
-    f.timing.ms["cudnn_live"] = ms_since(t0);
   }
 
   t0 = Clock::now();
@@ -164,14 +175,59 @@ Facts collect_facts(const ProbeContext& ctx, const ProbeOptions& options) {
   f.loader = probe_loader_facts(ctx, loader, f);
   f.timing.ms["loader"] = ms_since(t0);
 
-  if (live.valid()) {
+  if (live) {
     t0 = Clock::now();
-    LiveResult r = live.get();
+    LiveAnswers answers = live->finish();
     f.timing.ms["live_wait"] = ms_since(t0);
-    f.timing.ms["nvml"] = r.nvml_ms;
+    f.timing.ms["live_children"] = answers.children;
+    // A probe whose child failed: its facts say so, with the failure.
+    auto failed = [&](std::string_view probe) -> std::string {
+      for (const auto& x : answers.failures) {
+        if (x.probe == probe && !x.failure.empty()) return describe_live_failure(x);
+      }
+      return "the probe process did not answer";
+    };
+    for (auto& x : answers.failures) {
+      if (x.probe == "NVML") explain_by_loader_model(ctx, loader, nvml_candidates, x);
+      if (x.probe == "libcuda") explain_by_loader_model(ctx, loader, cuda_candidates, x);
+    }
+    for (size_t i = 0; i < cudnn_loaded.size(); ++i) {
+      CudnnCopy& copy = *cudnn_loaded[i];
+      if (i < answers.cudnn.size() && answers.cudnn[i]) {
+        apply_cudnn_live(copy, *answers.cudnn[i]);
+        continue;
+      }
+      std::string why = "the probe process did not answer";
+      for (const auto& x : answers.failures) {
+        if (x.probe == "cuDNN" && x.library == ctx.fs.host_path(copy.library)) {
+          why = describe_live_failure(x);
+        }
+      }
+      copy.live_version = Fact<Version>::unknown(FactStatus::error, why, "dlopen " + copy.library);
+    }
+    struct {
+      NvmlSnapshot nvml;
+      CudaDriverSnapshot cuda;
+    } r;
+    if (answers.nvml) {
+      r.nvml = std::move(*answers.nvml);
+    } else {
+      r.nvml.library = Fact<std::string>::unknown(FactStatus::error, failed("NVML"), "NVML");
+      r.nvml.driver_version = r.nvml.library;
+      r.nvml.init_error = r.nvml.library;
+      r.nvml.device_count = Fact<int>::unknown(FactStatus::error, failed("NVML"), "NVML");
+    }
+    if (answers.cuda) {
+      r.cuda = std::move(*answers.cuda);
+    } else {
+      r.cuda.library = Fact<std::string>::unknown(FactStatus::error, failed("libcuda"), "libcuda");
+      r.cuda.version = Fact<int>::unknown(FactStatus::error, failed("libcuda"), "libcuda");
+      r.cuda.error = r.cuda.library;
+    }
+    f.live_failures = std::move(answers.failures);
+    f.timing.ms["nvml"] = r.nvml.init_ms + r.nvml.query_ms;
     f.timing.ms["nvml_init"] = r.nvml.init_ms;
     f.timing.ms["nvml_query"] = r.nvml.query_ms;
-    f.timing.ms["libcuda"] = r.cuda_ms;
     f.driver.nvml_library = r.nvml.library;
     f.driver.nvml_driver_version = r.nvml.driver_version;
     f.driver.nvml_error = r.nvml.init_error;

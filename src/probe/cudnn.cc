@@ -6,7 +6,7 @@
 #include <regex>
 
 #include "binfmt/elf.h"
-#include "platform/dynamic_library.h"
+#include "probe/live_isolation.h"
 #include "probe/probe.h"
 #include "probe/text_formats.h"
 #include "util/strings.h"
@@ -36,46 +36,20 @@ void add_candidate(std::vector<Candidate>& out, const FileSystem& fs, Candidate 
   out.push_back(std::move(c));
 }
 
-using CudnnGetVersionFn = size_t (*)();
-
 }  // namespace
 
 void probe_cudnn_live(const ProbeContext& ctx, CudnnCopy& c) {
-  const std::string host = ctx.fs.host_path(c.library);
-  auto lib = DynamicLibrary::open_isolated(host);
-  if (!lib) {
+  LiveProbeSession session(live_probe_argv(), LiveLimits{});
+  session.request({LiveRequest::Kind::cudnn, {}, ctx.fs.host_path(c.library)});
+  LiveAnswers a = session.finish();
+  if (!a.cudnn.empty() && a.cudnn[0]) {
+    apply_cudnn_live(c, *a.cudnn[0]);
+  } else {
     c.live_version =
-        Fact<Version>::unknown(FactStatus::error, lib.error().message, "dlopen " + c.library);
-    return;
-  }
-  void* get_version = nullptr;
-  void* get_cudart = nullptr;
-  SymbolSpec specs[] = {{"cudnnGetVersion", &get_version, true, 0},
-                        {"cudnnGetCudartVersion", &get_cudart, false, 0}};
-  auto bound = bind_symbols(*lib, specs);
-  if (!bound) {
-    c.live_version = Fact<Version>::unknown(FactStatus::error, bound.error().message, c.library);
-    return;
-  }
-  // Never report another copy's version: the file mapped must be this copy.
-  std::string loaded = lib->loaded_path();
-  if (!loaded.empty() &&
-      ctx.fs.real_path(c.library).value_or(c.library) !=
-          make_real_filesystem()->real_path(loaded).value_or(loaded) &&
-      !ctx.fs.is_rooted()) {
-    c.live_version = Fact<Version>::unknown(
-        FactStatus::error, "the loader returned the already-loaded copy " + loaded, c.library);
-    return;
-  }
-  size_t v = reinterpret_cast<CudnnGetVersionFn>(get_version)();
-  c.live_version = Fact<Version>::known(Version::from_cudnn_int(static_cast<long>(v)),
-                                        "cudnnGetVersion() in " + lib->loaded_path());
-  if (get_cudart && !c.cuda_major) {
-    size_t rt = reinterpret_cast<CudnnGetVersionFn>(get_cudart)();
-    if (rt > 0) {
-      c.cuda_major = Fact<int>::known(static_cast<int>(rt / 1000),
-                                      "cudnnGetCudartVersion() = " + std::to_string(rt));
-    }
+        Fact<Version>::unknown(FactStatus::error,
+                               a.failures.empty() ? "the probe process did not answer"
+                                                  : describe_live_failure(a.failures.front()),
+                               "dlopen " + c.library + " (in a probe process)");
   }
 }
 

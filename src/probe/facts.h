@@ -158,6 +158,22 @@ struct InterruptedChange {
   std::string recover_command;  // "dlenv cudnn recover --toolkit /usr/local/cuda-12.4"
 };
 
+// A live probe's child process that crashed, hung, ended early or answered garbage while
+// loading a library, or the pre-check that refused the library before it was loaded
+// (probe/live_isolation.h).
+struct LiveProbeFailure {
+  std::string probe;    // "NVML", "libcuda", "cuDNN", "load"
+  std::string library;  // what it was loading: a name or a path
+  std::string path;     // the file (a name: the file the loader model picks); may be empty
+  // "crashed the loader with SIGBUS", "did not answer within 5 s", "ended with exit status 7",
+  // "answered garbage (...)"; empty when the pre-check refused the file before any load.
+  std::string failure;
+  // The ELF/PE pre-check's finding on `problem_path` (the file or one it needs): "the file is
+  // truncated (4096 of 81920 bytes: ...)". Empty when the files look sound.
+  std::string file_problem;
+  std::string problem_path;
+};
+
 struct Facts {
   std::string tool_version;
   bool rooted = false;
@@ -174,6 +190,7 @@ struct Facts {
   std::optional<WindowsFacts> windows;  // only for --os windows (probe/windows_*.cc)
   LoaderFacts loader;                   // what the loader models resolve (probe/loader_facts.cc)
   std::vector<InterruptedChange> interrupted_changes;
+  std::vector<LiveProbeFailure> live_failures;  // live probes that failed in their child
   ProbeTiming timing;
 };
 

@@ -13,6 +13,7 @@
 #include "platform/filesystem.h"
 #include "platform/registry.h"
 #include "probe/facts.h"
+#include "probe/live_isolation.h"
 #include "probe/loader_model.h"
 
 namespace dlenv {
@@ -41,6 +42,10 @@ struct ProbeOptions {
   std::string project_dir;                // --project DIR: the IDE's interpreter
   bool python_deep = false;               // --deep: run each interpreter with the probe script
   int python_deep_timeout_s = 60;
+  // The live probes' child (probe/live_isolation.h): its command line (empty: dlenv itself,
+  // live_probe_argv()) and its limits.
+  std::vector<std::string> live_probe_argv;
+  LiveLimits live_limits;
 };
 
 // The dynamic loader's configuration as read from files (the root's own under --root).
@@ -70,8 +75,9 @@ std::vector<CudnnCopy> probe_cudnn(const ProbeContext& ctx, const LoaderConfig& 
                                    const std::vector<ToolkitFacts>& toolkits,
                                    const ProbeOptions& options);
 
-// Loads one copy for real (by its full path) and calls cudnnGetVersion /
-// cudnnGetCudartVersion. Live only.
+// Loads one copy for real (by its full path) in a probe process of its own
+// (probe/live_isolation.h) and calls cudnnGetVersion / cudnnGetCudartVersion. Live only;
+// a crash or hang of the library is the live version's reason.
 void probe_cudnn_live(const ProbeContext& ctx, CudnnCopy& copy);
 
 // Python environments (PATH, --python, VIRTUAL_ENV, conda, pyenv) and what is installed

@@ -444,6 +444,16 @@ nlohmann::ordered_json report_json(const Facts& facts, const std::vector<Finding
   j["env"] = env_json(facts.env);
   j["system"] = system_json(facts.system);
   if (facts.windows) j["windows"] = report_detail::windows_json(*facts.windows);
+  json live_failures = json::array();
+  for (const auto& x : facts.live_failures) {
+    live_failures.push_back(json{{"probe", x.probe},
+                                 {"library", x.library},
+                                 {"path", x.path},
+                                 {"failure", x.failure},
+                                 {"file_problem", x.file_problem},
+                                 {"problem_path", x.problem_path}});
+  }
+  j["live_failures"] = live_failures;
   j["findings"] = findings_json(findings);
   report_detail::Counts c = report_detail::count_findings(findings);
   j["summary"] = json{{"errors", c.errors}, {"warnings", c.warnings}, {"info", c.infos}};

@@ -24,6 +24,18 @@ inline FixStep step(std::string text, std::string command = {}) {
   return {std::move(text), std::move(command), std::move(shell)};
 }
 
+// A word for a POSIX shell command: single-quoted unless it is plain (letters, digits and
+// /._+-=:@,), so that any path (spaces, $, quotes, escape bytes) stays one literal word.
+inline std::string shell_quote(const std::string& word) {
+  const bool plain = !word.empty() && word.find_first_not_of(
+                                          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789/._+-=:@,") == std::string::npos;
+  if (plain) return word;
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 inline Finding make(const char* id, Severity sev, const char* layer, std::string title) {
   Finding x;
   x.id = id;

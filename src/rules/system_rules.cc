@@ -4,6 +4,7 @@
 // builds that cannot work with this GPU or driver (C6, C8).
 #include <algorithm>
 
+#include "probe/live_isolation.h"
 #include "rules/rule_helpers.h"
 #include "util/strings.h"
 
@@ -715,10 +716,60 @@ void cudnn_not_initialized(const Ctx& c, Findings& out) {
   }
 }
 
+// Live probes whose child crashed, hung or answered garbage, and libraries the pre-check
+// refused (probe/live_isolation.h): the broken file when one is found, else the crash.
+void live_probe_failures(const Ctx& c, Findings& out) {
+  for (const auto& x : c.f.live_failures) {
+    const std::string text = describe_live_failure(x);
+    const std::string source = x.failure.empty() ? "ELF/PE pre-check before loading"
+                                                 : "live " + x.probe + " probe process";
+    if (!x.file_problem.empty()) {
+      const std::string& file = x.problem_path.empty() ? x.library : x.problem_path;
+      Finding f = make("library-file-corrupt", Severity::error, "driver",
+                       file + " is truncated or corrupt: loading it crashes the process");
+      f.evidence.push_back(ev(text, source));
+      f.fix.push_back(
+          step("reinstall the package (or copy again the file) it came from; see which "
+               "package owns it",
+               "dpkg -S " + shell_quote(file) + " || rpm -qf " + shell_quote(file)));
+      f.fix.push_back(step("compare its size with the original, then replace it",
+                           "ls -l " + shell_quote(file)));
+      out.push_back(std::move(f));
+      continue;
+    }
+    Finding f = make("live-probe-crashed", Severity::warning, "driver",
+                     "Loading " + x.library + " " + x.failure);
+    f.evidence.push_back(ev(text, source));
+    f.fix.push_back(step("load it alone to see the failure (dlenv loads it in a child process)",
+                         "dlenv load " + shell_quote(x.path.empty() ? x.library : x.path)));
+    out.push_back(std::move(f));
+  }
+}
+
 }  // namespace
 
 const std::vector<Rule>& system_rules() {
   static const std::vector<Rule> table = {
+      {{"library-file-corrupt", "driver", Severity::error,
+        "A library dlenv was about to load is truncated or corrupt",
+        "The library's ELF (or PE) headers, program headers or dynamic section do not fit in the "
+        "file: a half-finished copy or download, a full disk during an install, a damaged "
+        "package. Loading such a file kills the process that loads it (SIGBUS or SIGSEGV inside "
+        "the dynamic loader), so every program that opens it -- PyTorch, TensorFlow, "
+        "nvidia-smi -- dies with it. dlenv checks each file with its own parser before loading "
+        "it, and loads libraries only in a child process.",
+        "Reinstall the package the file belongs to, or copy the file again from its source, "
+        "then run dlenv again."},
+       live_probe_failures},
+      {{"live-probe-crashed", "driver", Severity::warning,
+        "Loading a library crashed, hung or garbled dlenv's probe process",
+        "dlenv loads NVML, libcuda and cuDNN in a child process. The library named crashed it "
+        "(a signal), did not return within the time limit, ended the process, or wrote output "
+        "that is not the probe's. The rest of the report comes from files.",
+        "Run `dlenv load` on the library to see the failure alone; a library that crashes on "
+        "load usually belongs to a broken or mismatched driver or CUDA installation: reinstall "
+        "it."},
+       nullptr},
       {{"wsl1-has-no-gpu", "host", Severity::error, "", "", ""}, wsl1},
       {{"wsl-linux-driver-installed-inside", "driver", Severity::error, "", "", ""},
        wsl_linux_driver},
