@@ -201,6 +201,17 @@ std::string display_path(const std::string& logical, Os os) {
   return p;
 }
 
+bool path_within(const std::string& path, const std::string& dir, Os os) {
+  const char sep = os == Os::windows ? '\\' : '/';
+  auto shown = [&](const std::string& p) {
+    std::string d = display_path(p, os);
+    while (d.size() > 1 && d.back() == sep) d.pop_back();
+    return os == Os::windows ? to_lower(d) : d;
+  };
+  const std::string p = shown(path), d = shown(dir);
+  return p == d || starts_with(p, d + sep);
+}
+
 std::vector<BusyFile> find_busy_files(const FileSystem& fs, const std::vector<std::string>& paths) {
   std::vector<BusyFile> out;
   if (paths.empty()) return out;
@@ -452,7 +463,7 @@ Result<CudnnInstallPlan> plan_cudnn_install(const ProbeContext& ctx, const Cudnn
   // A toolkit whose include/ or lib64/ is a link (conda, distro layouts): resolved once
   // here, and said when it leads out of the toolkit (uninstall accepts those trees too).
   for (const auto& [rel, real] : real_dirs) {
-    if (!starts_with(real + "/", tk + "/")) {
+    if (!path_within(real, tk, os)) {
       plan.warnings.push_back(fmt::format("{} is a link to {}: the files for {} go there",
                                           display_path(path_join(tk, rel), os),
                                           display_path(real, os), rel));
@@ -784,7 +795,7 @@ CudnnUninstallPlan plan_cudnn_uninstall(const ProbeContext& ctx, const std::stri
   r.toolkit = root;
   r.manifest = manifest;
   auto text = fs.read_file(manifest);
-  json doc = text ? json::parse(*text, nullptr, false) : json();
+  json doc = text ? parse_json_text(*text, false) : json();
   if (!text || doc.is_discarded() || !doc.contains("files") || !doc["files"].is_array()) {
     r.failure =
         manifest + " cannot be read or is not a dlenv install manifest: nothing was changed";

@@ -192,6 +192,10 @@ std::vector<ToolkitLocation> find_cuda_toolkits(const ProbeContext& ctx);
 std::string logical_toolkit_path(const std::string& arg, Os os);
 // How a logical path is shown ("/Program Files/X" -> "C:\\Program Files\\X" for windows).
 std::string display_path(const std::string& logical, Os os);
+// Whether `path` is `dir` or lies under it, compared as shown: on Windows a real path comes
+// back with its drive letter, backslashes and the case it has on disk, a logical one without;
+// NTFS ignores case.
+bool path_within(const std::string& path, const std::string& dir, Os os);
 
 std::string render_install_plan_text(const CudnnInstallPlan& plan, Os os);
 std::string render_install_result_text(const CudnnInstallResult& result);

@@ -15,6 +15,7 @@
 #include "probe/loader_model.h"
 #include "probe/loader_model_win.h"
 #include "probe/nvidia_companions.h"
+#include "util/safe_text.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -102,8 +103,10 @@ void report_model(const ProbeContext& ctx, const CudnnVerifyRequest& req, const 
     }
     if (!cudnn) continue;
     ++resolved;
-    const std::string dir = path_dirname(ctx.fs.real_path(*obj.path).value_or(*obj.path));
-    if (dir != lib_real && to_lower(dir) != to_lower(lib_real)) {
+    // Shown form: a Windows real path has backslashes, which path_dirname does not split.
+    const std::string file = display_path(ctx.fs.real_path(*obj.path).value_or(*obj.path), ctx.os);
+    const std::string dir = file.substr(0, file.find_last_of("/\\"));
+    if (!path_within(dir, lib_real, ctx.os) || !path_within(lib_real, dir, ctx.os)) {
       r.notes.push_back(fmt::format("{} resolves to {} ({}), not to the copy just installed",
                                     obj.name, display_path(*obj.path, ctx.os),
                                     search_rule_name(obj.rule)));
@@ -278,7 +281,7 @@ std::string run_load_check(const std::vector<std::string>& files) {
     out["loaded"].push_back(files[i]);
     kept.push_back(std::move(*lib));
   }
-  return out.dump() + "\n";
+  return json_text(out) + "\n";
 }
 
 Result<LoadCheckResult> load_check_in_child(const std::vector<std::string>& command,
@@ -297,7 +300,7 @@ Result<LoadCheckResult> load_check_in_child(const std::vector<std::string>& comm
   auto run = run_process(argv, opt);
   if (!run) return std::unexpected(run.error());
   if (run->timed_out) return fail("the load did not finish within 60 s");
-  json doc = json::parse(run->out, nullptr, false);
+  json doc = parse_json_text(run->out, false);
   if (run->exit_code != 0 || doc.is_discarded() || !doc.is_object()) {
     return fail(fmt::format("the child {} (exit {}, signal {}): {}",
                             run->term_signal ? "crashed" : "gave no result", run->exit_code,

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actions/cudnn_install.h"
+#include "util/safe_text.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -359,7 +360,7 @@ Result<std::vector<std::string>> persist_user_environment(UserEnvironmentStore& 
   auto old = store.load_backup();
   if (!old) return std::unexpected(old.error());
   if (*old) {
-    auto j = nlohmann::json::parse(**old, nullptr, false);
+    auto j = parse_json_text(**old, false);
     if (j.is_discarded() || !j.is_object() || !j.contains("values") || !j["values"].is_object()) {
       return fail(store.where() +
                   ": the saved backup of an earlier `dlenv env --persist` cannot be read; run "
@@ -382,7 +383,7 @@ Result<std::vector<std::string>> persist_user_environment(UserEnvironmentStore& 
   }
   // The backup is written before anything changes: undo works even after a failure below.
   nlohmann::json doc{{"schema", "dlenv.user-env-backup/1"}, {"values", saved}};
-  if (auto r = store.save_backup(doc.dump()); !r) return std::unexpected(r.error());
+  if (auto r = store.save_backup(json_text(doc)); !r) return std::unexpected(r.error());
   std::vector<std::string> changes;
   for (const auto& [k, v] : s.set) {
     UserEnvValue nv{v, true};
@@ -405,7 +406,7 @@ Result<std::vector<std::string>> undo_user_environment(UserEnvironmentStore& sto
     return fail(store.where() +
                 ": nothing to undo (no `dlenv env --persist` has changed it, or it was undone)");
   }
-  auto j = nlohmann::json::parse(**old, nullptr, false);
+  auto j = parse_json_text(**old, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("values") || !j["values"].is_object()) {
     return fail(store.where() + ": the saved backup cannot be read (not dlenv.user-env-backup/1)");
   }

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "platform/filesystem.h"
+#include "util/safe_text.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -40,7 +41,7 @@ std::string step_record(const Transaction::Step& s) {
       break;
     default: j["path"] = s.a; j["mode"] = s.mode;
   }
-  return "\n" + j.dump();
+  return "\n" + json_text(j);
 }
 
 // Undoes one step by what the disk shows (see transaction.h: only the newest step
@@ -64,7 +65,7 @@ Result<void> undo_step(FileWriter& w, const Transaction::Step& s) {
 }
 
 std::string undone_record(size_t i) {
-  return "\n" + json{{"op", "undone"}, {"step", i}}.dump();
+  return "\n" + json_text(json{{"op", "undone"}, {"step", i}});
 }
 
 // Undoes steps[i] for every i not in `undone`, newest first, journaling each.
@@ -103,7 +104,7 @@ Result<ParsedJournal> parse_journal(std::string_view text, const std::string& wh
   for (const auto& line : split(text, '\n', true)) {
     ++line_no;
     if (line.empty()) continue;
-    json j = json::parse(line, nullptr, false);
+    json j = parse_json_text(line, false);
     auto str = [&](const char* k) {
       return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string();
     };
@@ -187,7 +188,7 @@ Result<void> Transaction::begin(const std::string& kind, const std::string& what
          {"kind", kind},
          {"what", what},
          {"pid", static_cast<long long>(::getpid())}};
-  if (auto r = w_.append_durably(journal_, "\n" + j.dump()); !r) {
+  if (auto r = w_.append_durably(journal_, "\n" + json_text(j)); !r) {
     if (w_.exists(journal_)) (void)w_.remove(journal_);
     done_ = true;
     return r;
@@ -272,7 +273,7 @@ Result<void> Transaction::remove_dir(const std::string& path, uint32_t mode) {
 Result<std::vector<std::string>> Transaction::commit() {
   if (!journal_.empty() && begun_) {
     json j{{"op", "commit"}, {"remove", on_commit_}};
-    if (auto r = w_.append_durably(journal_, "\n" + j.dump()); !r) {
+    if (auto r = w_.append_durably(journal_, "\n" + json_text(j)); !r) {
       return std::unexpected(r.error());
     }
   }

@@ -20,6 +20,7 @@
 #include "platform/filesystem.h"
 #include "platform/process.h"
 #include "platform/system.h"
+#include "util/safe_text.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -300,9 +301,8 @@ class Watchdog {
       }
       if (cv_.wait_until(lock, deadline_) == std::cv_status::timeout && armed_ && !stop_ &&
           Clock::now() >= deadline_) {
-        hooks_.emit(
-            json{{"v", kLiveProtocolVersion}, {"step", step_}, {"overrun_ms", timeout_.count()}}
-                .dump());
+        hooks_.emit(json_text(
+            json{{"v", kLiveProtocolVersion}, {"step", step_}, {"overrun_ms", timeout_.count()}}));
         hooks_.overrun();
         armed_ = false;
       }
@@ -554,17 +554,17 @@ int serve_live_probes(std::istream& in, const LiveServeHooks& hooks) {
   std::string line;
   while (std::getline(in, line)) {
     if (trim(line).empty()) continue;
-    json req = json::parse(line, nullptr, false);
+    json req = parse_json_text(line, false);
     if (req.is_discarded() || !req.is_object() || req.value("v", 0) != kLiveProtocolVersion ||
         !req.contains("step") || !req["step"].is_number_unsigned()) {
-      hooks.emit(json{{"v", kLiveProtocolVersion}, {"error", "malformed request"}}.dump());
+      hooks.emit(json_text(json{{"v", kLiveProtocolVersion}, {"error", "malformed request"}}));
       return 2;
     }
     const size_t step = req["step"].get<size_t>();
     auto kind = kind_from(req.value("probe", std::string()));
     if (!kind) {
       hooks.emit(
-          json{{"v", kLiveProtocolVersion}, {"step", step}, {"error", "unknown probe"}}.dump());
+          json_text(json{{"v", kLiveProtocolVersion}, {"step", step}, {"error", "unknown probe"}}));
       return 2;
     }
     std::vector<std::string> candidates;
@@ -577,7 +577,7 @@ int serve_live_probes(std::istream& in, const LiveServeHooks& hooks) {
     const auto timeout =
         std::chrono::milliseconds(std::max<int64_t>(1, req.value("timeout_ms", int64_t{5000})));
     hooks.emit(
-        json{{"v", kLiveProtocolVersion}, {"step", step}, {"begin", kind_name(*kind)}}.dump());
+        json_text(json{{"v", kLiveProtocolVersion}, {"step", step}, {"begin", kind_name(*kind)}}));
     watchdog.arm(step, timeout);
     json answer{{"v", kLiveProtocolVersion}, {"step", step}};
     std::vector<std::pair<std::string, std::string>> refused;
@@ -597,7 +597,7 @@ int serve_live_probes(std::istream& in, const LiveServeHooks& hooks) {
     }
     watchdog.disarm();
     if (!refused.empty()) answer["refused"] = refused_j(refused);
-    hooks.emit(answer.dump());
+    hooks.emit(json_text(answer));
   }
   return 0;
 }
@@ -629,11 +629,11 @@ size_t read_live_output(const std::string& out, const std::vector<LiveRequest>& 
   for (const auto& raw : split_lines(out)) {
     std::string_view line = trim(raw);
     if (line.empty()) continue;
-    json j = json::parse(line, nullptr, false);
+    json j = parse_json_text(line, false);
     try {
       if (j.is_discarded() || !j.is_object()) throw Garbage{"not JSON: " + excerpt(line)};
       if (j.value("v", 0) != kLiveProtocolVersion) {
-        throw Garbage{"protocol version " + j.value("v", json(nullptr)).dump() + ", expected " +
+        throw Garbage{"protocol version " + json_text(j.value("v", json(nullptr))) + ", expected " +
                       std::to_string(kLiveProtocolVersion)};
       }
       if (!j.contains("step") || !j["step"].is_number_unsigned()) {
@@ -776,7 +776,7 @@ void LiveProbeSession::request(LiveRequest r) {
   std::lock_guard lock(state_->mutex);
   const size_t step = state_->requests.size();
   if (state_->input) {
-    state_->input->write(request_j(r, step, state_->limits.step_timeout).dump() + "\n");
+    state_->input->write(json_text(request_j(r, step, state_->limits.step_timeout)) + "\n");
   }
   state_->requests.push_back(std::move(r));
 }
@@ -830,7 +830,7 @@ LiveAnswers LiveProbeSession::finish() {
     }
     const auto step_timeout = std::min(state_->limits.step_timeout, left);
     for (size_t i = next; i < requests.size(); ++i) {
-      (*in)->write(request_j(requests[i], i, step_timeout).dump() + "\n");
+      (*in)->write(json_text(request_j(requests[i], i, step_timeout)) + "\n");
     }
     (*in)->close();
     ++answers.children;
@@ -873,7 +873,10 @@ std::vector<std::string> live_probe_argv() {
   // Only dlenv serves the probe mode: a test binary that ran itself would run its tests.
   const std::string self = current_executable();
   const std::string real = make_real_filesystem()->real_path(self).value_or(self);
-  if (!to_lower(path_basename(real)).starts_with("dlenv")) return {};
+  const size_t cut = real.find_last_of("/\\");  // Windows: C:\...\dlenv.exe
+  if (!to_lower(cut == std::string::npos ? real : real.substr(cut + 1)).starts_with("dlenv")) {
+    return {};
+  }
   return {self, kLiveProbeCommand};
 }
 

@@ -12,6 +12,7 @@
 #include "platform/process.h"
 #include "probe/probe.h"
 #include "probe/process_maps.h"
+#include "util/safe_text.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -180,7 +181,7 @@ DeepProbe run_one(const std::string& interpreter, std::chrono::milliseconds time
   }
   std::string body =
       r->out.substr(b + std::string_view(kBegin).size(), e - b - std::string_view(kBegin).size());
-  auto j = nlohmann::json::parse(body, nullptr, false);
+  auto j = parse_json_text(body, false);
   if (!j.is_object()) {
     d.status = Fact<std::string>::unknown(FactStatus::error, "the probe output is not JSON", src);
     return d;

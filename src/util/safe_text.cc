@@ -184,4 +184,140 @@ std::string visible_text(std::string_view s, bool keep_newlines) {
   return out;
 }
 
+namespace {
+
+// nlohmann's parser refuses a lone \udcXX, so parse_json_text() first rewrites each one as
+// the noncharacter U+FDD0 (kept for a program's internal use) followed by U+0100+XX, and a
+// U+FDD0 that is really in the text as two of them; after parsing, unescape_bytes() turns
+// these back. Noncharacters are valid UTF-8, so the parser takes them as they are.
+constexpr std::string_view kMark = "\xEF\xB7\x90";  // U+FDD0
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The four hex digits at text[i..i+4) as a number, or -1.
+int hex4(std::string_view text, size_t i) {
+  if (i + 4 > text.size()) return -1;
+  int v = 0;
+  for (size_t k = i; k < i + 4; ++k) {
+    const int d = hex_value(text[k]);
+    if (d < 0) return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
+void append_utf8_2(std::string& out, unsigned cp) {  // U+0080-U+07FF
+  out += static_cast<char>(0xC0 | (cp >> 6));
+  out += static_cast<char>(0x80 | (cp & 0x3F));
+}
+
+std::string escape_lone_surrogates(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool after_high = false;  // the last thing copied was a \uD800-\uDBFF escape
+  for (size_t i = 0; i < text.size();) {
+    if (text[i] == '\\' && i + 1 < text.size()) {
+      const int cp = text[i + 1] == 'u' ? hex4(text, i + 2) : -1;
+      if (cp >= 0xDC80 && cp <= 0xDCFF && !after_high) {
+        out += kMark;
+        append_utf8_2(out, 0x100 + static_cast<unsigned>(cp - 0xDC00));
+      } else if (cp == 0xFDD0) {
+        out += kMark;
+        out += kMark;
+      } else {
+        out.append(text.substr(i, cp >= 0 ? 6 : 2));
+      }
+      after_high = cp >= 0xD800 && cp <= 0xDBFF;
+      i += cp >= 0 ? 6 : 2;
+      continue;
+    }
+    after_high = false;
+    if (text.substr(i, kMark.size()) == kMark) {
+      out += kMark;
+      out += kMark;
+      i += kMark.size();
+      continue;
+    }
+    out += text[i++];
+  }
+  return out;
+}
+
+void unescape_bytes(std::string& s) {
+  if (s.find(kMark) == std::string::npos) return;
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    if (std::string_view(s).substr(i, kMark.size()) != kMark) {
+      out += s[i++];
+      continue;
+    }
+    const size_t next = i + kMark.size();
+    if (std::string_view(s).substr(next, kMark.size()) == kMark) {
+      out += kMark;
+      i = next + kMark.size();
+      continue;
+    }
+    if (next + 2 <= s.size()) {
+      const auto b0 = static_cast<unsigned char>(s[next]);
+      const auto b1 = static_cast<unsigned char>(s[next + 1]);
+      const unsigned cp = ((b0 & 0x1Fu) << 6) | (b1 & 0x3Fu);
+      if ((b0 & 0xE0) == 0xC0 && (b1 & 0xC0) == 0x80 && cp >= 0x180 && cp <= 0x1FF) {
+        out += static_cast<char>(cp - 0x100);
+        i = next + 2;
+        continue;
+      }
+    }
+    out += kMark;  // not one of ours: cannot come from escape_lone_surrogates()
+    i = next;
+  }
+  s = std::move(out);
+}
+
+template <class Json>
+void unescape_tree(Json& j) {
+  if (j.is_string()) {
+    unescape_bytes(j.template get_ref<std::string&>());
+  } else if (j.is_array()) {
+    for (auto& v : j) unescape_tree(v);
+  } else if (j.is_object()) {
+    bool keys_marked = false;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      unescape_tree(it.value());
+      keys_marked = keys_marked || it.key().find(kMark) != std::string::npos;
+    }
+    if (!keys_marked) return;
+    Json rebuilt = Json::object();
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      std::string key = it.key();
+      unescape_bytes(key);
+      rebuilt[key] = std::move(it.value());
+    }
+    j = std::move(rebuilt);
+  }
+}
+
+template <class Json>
+Json parse_with_bytes(std::string_view text, bool allow_exceptions) {
+  const std::string escaped = escape_lone_surrogates(text);
+  Json j = Json::parse(escaped, nullptr, allow_exceptions);
+  if (!j.is_discarded()) unescape_tree(j);
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json parse_json_text(std::string_view text, bool allow_exceptions) {
+  return parse_with_bytes<nlohmann::json>(text, allow_exceptions);
+}
+
+nlohmann::ordered_json parse_ordered_json_text(std::string_view text, bool allow_exceptions) {
+  return parse_with_bytes<nlohmann::ordered_json>(text, allow_exceptions);
+}
+
 }  // namespace dlenv

@@ -25,6 +25,14 @@ size_t utf8_sequence_length(std::string_view s, size_t i);
 std::string json_text(const nlohmann::json& j, int indent = -1);
 std::string json_text(const nlohmann::ordered_json& j, int indent = -1);
 
+// The inverse of json_text(): `text` parsed as JSON, each \udcXX escape that is not the
+// second half of a surrogate pair given back as the byte XX (0x80-0xFF), so that any string
+// json_text() wrote - a path with bytes that are not UTF-8 - reads back byte for byte.
+// Anything else as nlohmann::json::parse: on bad text it throws json::parse_error, or, with
+// allow_exceptions false, returns a value whose is_discarded() is true.
+nlohmann::json parse_json_text(std::string_view text, bool allow_exceptions = true);
+nlohmann::ordered_json parse_ordered_json_text(std::string_view text, bool allow_exceptions = true);
+
 // `s` with every byte that could act on a terminal made visible: C0 controls as \t \n \r
 // \e \a \b \f \v or \xNN, DEL as \x7f, the C1 controls (U+0080-U+009F) as \u0080-\u009f,
 // bytes that are not UTF-8 as \xNN. Well-formed printable UTF-8 is kept, and so is the

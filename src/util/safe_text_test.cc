@@ -88,6 +88,53 @@ TEST(JsonText, InvalidUtf8BecomesSurrogateEscapesAndTheBytesComeBack) {
   EXPECT_EQ(bytes_of_json_string(text.substr(start, end - start + 1)), path);
 }
 
+TEST(ParseJsonText, GivesBackTheBytesJsonTextWrote) {
+  const std::string path = std::string("/opt/lib\xff\xfe/x\xe4\xb8/\xc3\xa9") + "\x80z";
+  json j = {{"path", path}, {std::string("key\xff"), 1}, {"list", {path, "plain"}}};
+  EXPECT_EQ(parse_json_text(json_text(j)), j);
+  EXPECT_EQ(parse_ordered_json_text(json_text(j, 2))["path"], path);
+}
+
+TEST(ParseJsonText, RealPairsAndTheMarkerItselfAreKept) {
+  // \ud83d\udc80 is a real pair (U+1F480), not a byte; U+FDD0 (the internal marker) in the
+  // text, raw or escaped, comes back as itself; an escaped backslash before "udc80" is text.
+  const std::string text =
+      "[\"\\ud83d\\udc80\", \"\xef\xb7\x90\\udc80\", \"\\ufdd0\xef\xb7\x90\", \"\\\\udc80\"]";
+  const json j = parse_json_text(text);
+  ASSERT_TRUE(j.is_array());
+  EXPECT_EQ(j[0], "\xf0\x9f\x92\x80");
+  EXPECT_EQ(j[1], std::string("\xef\xb7\x90") + "\x80");
+  EXPECT_EQ(j[2], "\xef\xb7\x90\xef\xb7\x90");
+  EXPECT_EQ(j[3], "\\udc80");
+}
+
+TEST(ParseJsonText, BadTextFailsAsNlohmannDoes) {
+  EXPECT_THROW((void)parse_json_text("{\"a\": "), json::parse_error);
+  EXPECT_TRUE(parse_json_text("[\"\\udc41\"]", false).is_discarded());  // not a byte escape
+  EXPECT_TRUE(parse_json_text("\"\xff\"", false).is_discarded());       // raw bad byte
+}
+
+TEST(ParseJsonText, EveryByteStringRoundTrips) {
+  uint32_t seed = 12345;
+  auto next = [&] {
+    seed = seed * 1103515245u + 12345u;
+    return static_cast<unsigned char>(seed >> 16);
+  };
+  for (int round = 0; round < 2000; ++round) {
+    std::string s;
+    const int n = next() % 24;
+    for (int k = 0; k < n; ++k) {
+      // Mostly the interesting bytes: high ones, the marker's, quotes and backslashes.
+      static constexpr unsigned char kPick[] = {0xef, 0xb7, 0x90, 0xed, 0xb0, 0x80, 0xff,
+                                                0xc3, 0xa9, '\\', '"',  'u',  'd',  'c'};
+      const unsigned char r = next();
+      s += static_cast<char>(r < 128 ? kPick[r % sizeof kPick] : next());
+    }
+    const json j = {{s, s}};
+    ASSERT_EQ(parse_json_text(json_text(j)), j) << json_text(j);
+  }
+}
+
 TEST(JsonText, ControlsAndC1AreEscaped) {
   json j = std::string(
       "a\x1b[31mred\x07\x7f\xc2\x9b"
