@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/kill_point.h"
 #include "cli/self_exe.h"
+#include "util/safe_text.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -96,16 +97,24 @@ int inspect(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
   }
   auto limits = source_limits("inspect", o, err);
   if (!limits) return kExitUsage;
+  // A source that cannot be read at all: the message, and with --json a document that
+  // says so (docs/json-schema.md, dlenv.cudnn-inspect/1).
+  auto unreadable = [&](const std::string& message) {
+    err << "dlenv cudnn inspect: " << message << "\n";
+    if (o.common.json) {
+      out << json_text(nlohmann::ordered_json{{"schema", "dlenv.cudnn-inspect/1"},
+                                              {"source", o.source},
+                                              {"complete", false},
+                                              {"errors", {message}}},
+                       2)
+          << "\n";
+    }
+    return kExitFindings;
+  };
   auto src = open_cudnn_source(o.source, *limits);
-  if (!src) {
-    err << "dlenv cudnn inspect: " << src.error().message << "\n";
-    return kExitFindings;
-  }
+  if (!src) return unreadable(src.error().message);
   auto info = inspect_cudnn(**src, **kb);
-  if (!info) {
-    err << "dlenv cudnn inspect: " << info.error().message << "\n";
-    return kExitFindings;
-  }
+  if (!info) return unreadable(info.error().message);
   if (auto sha = source_sha256(o.source)) info->sha256 = *sha;
   out << (o.common.json ? render_cudnn_inspect_json(*info) : render_cudnn_inspect_text(*info));
   return info->complete() ? kExitOk : kExitFindings;

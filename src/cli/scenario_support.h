@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "binfmt/test_builders.h"
 #include "cli/cli_test_support.h"
 #include "platform/process.h"
 
@@ -60,9 +61,17 @@ class LinuxSysroot : public SysrootBase<Self> {
   // The driver's user-space libraries (empty files) with their soname links.
   Self& user_driver_libs(const std::string& version,
                          const std::string& dir = "/usr/lib/x86_64-linux-gnu") {
-    this->file(dir + "/libnvidia-ml.so." + version);
+    // Sound ELF files (dlenv checks the CUDA libraries on LD_LIBRARY_PATH), built without a
+    // compiler: nothing here is loaded.
+    auto elf = [](const char* soname) {
+      testbuild::ElfSpec spec;
+      spec.soname = soname;
+      const auto bytes = testbuild::build_elf(spec).bytes;
+      return std::string(bytes.begin(), bytes.end());
+    };
+    this->file(dir + "/libnvidia-ml.so." + version, elf("libnvidia-ml.so.1"));
     this->link(dir + "/libnvidia-ml.so.1", "libnvidia-ml.so." + version);
-    this->file(dir + "/libcuda.so." + version);
+    this->file(dir + "/libcuda.so." + version, elf("libcuda.so.1"));
     this->link(dir + "/libcuda.so.1", "libcuda.so." + version);
     return self();
   }

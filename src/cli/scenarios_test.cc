@@ -240,10 +240,17 @@ TEST(Scenario, StubLibcudaOnTheSearchPath) {
   Sysroot s;
   s.driver("580.95.05").user_driver_libs("580.95.05").gpu("0000:18:00.0", "NVIDIA H200");
   s.toolkit("/usr/local/cuda-13.0", "13.0.2", true);
-  s.file("/usr/local/cuda-13.0/lib64/stubs/libcuda.so");
+  // The stub as the toolkit ships it (an ELF named libcuda.so), and the libcuda.so.1 link
+  // that guides suggest "fixing" a missing libcuda with: it wins over the driver's.
+  testbuild::ElfSpec stub;
+  stub.soname = "libcuda.so.1";
+  const auto bytes = testbuild::build_elf(stub).bytes;
+  s.file("/usr/local/cuda-13.0/lib64/stubs/libcuda.so", std::string(bytes.begin(), bytes.end()));
+  s.link("/usr/local/cuda-13.0/lib64/stubs/libcuda.so.1", "libcuda.so");
   s.env("LD_LIBRARY_PATH=/usr/local/cuda/lib64/stubs:/usr/local/cuda/lib64\n");
   json j = doctor_json(s);
   EXPECT_TRUE(ids(j).count("libcuda-stub-loaded")) << j["findings"].dump(2);
+  EXPECT_FALSE(ids(j).count("library-file-corrupt")) << j["findings"].dump(2);
 }
 
 TEST(Scenario, StubDirectoryInLdSoConf) {

@@ -94,10 +94,17 @@ class Sysroot : public testing::LinuxSysroot<Sysroot> {
          "#1 SMP Fri Mar 29 23:14:13 UTC 2024\n");
     kernel("5.15.153.1-microsoft-standard-WSL2");
     file("/dev/dxg");
+    // Sound ELF files (dlenv checks the CUDA libraries on LD_LIBRARY_PATH).
+    auto elf = [](const char* soname) {
+      testbuild::ElfSpec spec;
+      spec.soname = soname;
+      const auto bytes = testbuild::build_elf(spec).bytes;
+      return std::string(bytes.begin(), bytes.end());
+    };
     for (const char* n : {"libcuda.so", "libcuda.so.1", "libcuda.so.1.1"}) {
-      file(std::string("/usr/lib/wsl/lib/") + n, std::string(1000, 'x'));
+      file(std::string("/usr/lib/wsl/lib/") + n, elf("libcuda.so.1"));
     }
-    file("/usr/lib/wsl/lib/libnvidia-ml.so.1", "nvml");
+    file("/usr/lib/wsl/lib/libnvidia-ml.so.1", elf("libnvidia-ml.so.1"));
     file("/usr/lib/wsl/lib/nvidia-smi", "#!/bin/sh\n");
     file("/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n");
     file("/etc/ld.so.conf.d/ld.wsl.conf",

@@ -1,8 +1,11 @@
 // collect_facts: runs every probe. The live probes (NVML, libcuda, each cuDNN copy) run in
 // one child process (probe/live_isolation.h), started first and fed while the file probes
 // run here; a crash or hang there is a LiveProbeFailure, never the end of the report.
+#include <fmt/format.h>
+
 #include <chrono>
 #include <regex>
+#include <set>
 
 #include "platform/process.h"
 #include "probe/cuda_driver.h"
@@ -71,6 +74,61 @@ void nvidia_smi_fallback(const ProbeContext& ctx, Facts& f) {
                                                            "nvidia-smi --query-gpu=driver_version");
   }
   (void)ctx;
+}
+
+// The CUDA stack's libraries on LD_LIBRARY_PATH, each checked with the ELF pre-check
+// without loading it: a truncated libcudart.so.13 there is what every program that loads
+// it gets first (PyTorch's own wheel copy included: LD_LIBRARY_PATH wins over RUNPATH), and
+// it crashes them. Files a live probe already refused are not reported twice.
+bool is_cuda_stack_library(const std::string& name) {
+  static const char* const kPrefixes[] = {
+      "libcuda.", "libnvidia-ml.", "libcudart.", "libcublas",    "libcudnn",
+      "libnccl.", "libcufft",      "libcurand.", "libcusolver",  "libcusparse",
+      "libnvrtc", "libnvJitLink",  "libcupti.",  "libnvToolsExt"};
+  if (name.find(".so") == std::string::npos) return false;
+  for (const char* p : kPrefixes) {
+    if (starts_with(name, p)) return true;
+  }
+  return false;
+}
+
+void check_ld_library_path_files(const ProbeContext& ctx, Facts& f) {
+  if (ctx.os != Os::linux) return;
+  std::set<std::string> seen;  // real paths: a link and its target are one file
+  for (const auto& x : f.live_failures) {
+    seen.insert(ctx.fs.real_path(x.problem_path.empty() ? x.path : x.problem_path).value_or(""));
+  }
+  for (const auto& dir : f.env.ld_library_path) {
+    if (dir.empty() || dir[0] != '/') continue;
+    auto entries = ctx.fs.list_dir(dir);
+    if (!entries) continue;
+    for (const auto& e : *entries) {
+      if (!is_cuda_stack_library(e.name)) continue;
+      const std::string path = path_join(dir, e.name);
+      const std::string real = ctx.fs.real_path(path).value_or(path);
+      if (!seen.insert(real).second) continue;
+      auto why = library_file_problem(ctx.fs.host_path(path));
+      // A runtime name (libcudart.so.13) that is not ELF at all stops the loader too
+      // ("file too short", "invalid ELF header"); an unversioned .so may be a linker script.
+      // Only on the live system: a --root tree (an image being built, a test sysroot) may
+      // hold placeholder files where libraries go.
+      if (!why && !ctx.fs.is_rooted() && e.name.find(".so.") != std::string::npos) {
+        if (auto head = ctx.fs.read_head(path, 4); head && !head->starts_with("\x7f"
+                                                                              "ELF")) {
+          why = head->size() < 4 ? fmt::format("it is not a library ({} bytes long)", head->size())
+                                 : std::string("it is not a library (no ELF header)");
+        }
+      }
+      if (!why) continue;
+      LiveProbeFailure x;
+      x.probe = kLdLibraryPathCheck;
+      x.library = e.name;
+      x.path = path;
+      x.problem_path = path;
+      x.file_problem = *why;
+      f.live_failures.push_back(std::move(x));
+    }
+  }
 }
 
 }  // namespace
@@ -283,6 +341,9 @@ Facts collect_facts(const ProbeContext& ctx, const ProbeOptions& options) {
     }
   }
   apply_cuda_visible_devices(ctx.env.get("CUDA_VISIBLE_DEVICES"), f.gpus);
+  t0 = Clock::now();
+  check_ld_library_path_files(ctx, f);
+  f.timing.ms["ld_library_path_files"] = ms_since(t0);
   f.timing.ms["total"] = ms_since(t_all);
   return f;
 }

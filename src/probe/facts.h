@@ -161,8 +161,11 @@ struct InterruptedChange {
 // A live probe's child process that crashed, hung, ended early or answered garbage while
 // loading a library, or the pre-check that refused the library before it was loaded
 // (probe/live_isolation.h).
+// `probe` of a broken file found on LD_LIBRARY_PATH by the ELF pre-check alone (no load).
+inline constexpr const char* kLdLibraryPathCheck = "LD_LIBRARY_PATH";
+
 struct LiveProbeFailure {
-  std::string probe;    // "NVML", "libcuda", "cuDNN", "load"
+  std::string probe;    // "NVML", "libcuda", "cuDNN", "load", or kLdLibraryPathCheck
   std::string library;  // what it was loading: a name or a path
   std::string path;     // the file (a name: the file the loader model picks); may be empty
   // "crashed the loader with SIGBUS", "did not answer within 5 s", "ended with exit status 7",

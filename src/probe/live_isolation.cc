@@ -326,29 +326,29 @@ json refused_j(const std::vector<std::pair<std::string, std::string>>& refused) 
   return r;
 }
 
-// Candidates named by path that fail the pre-check are taken out (and reported) before
-// the probe loads the others.
-// A name is checked where ld.so looks first, LD_LIBRARY_PATH (its first entry holding the
-// name): the usual place of a half-copied library or a FIFO. Elsewhere (ld.so.cache, the
-// default directories) a crash is caught by the child's isolation instead.
+// The file ld.so would try first for a library `name`: the first LD_LIBRARY_PATH entry
+// that holds it (the usual place of a half-copied library or a FIFO), or "" when none
+// does. Elsewhere (ld.so.cache, the default directories) a crash is caught by the child's
+// isolation instead. A path is itself.
+std::string first_ld_library_path_file(const std::string& name) {
+  if (is_path(name)) return name;
+  const char* ld_path = std::getenv("LD_LIBRARY_PATH");
+  if (ld_path == nullptr || *ld_path == '\0') return {};
+  auto fs = make_real_filesystem();
+  for (const auto& dir : split(ld_path, ':', true)) {
+    std::string p = path_join(dir.empty() ? "." : dir, name);
+    if (fs->lstat(p)) return p;
+  }
+  return {};
+}
+
+// Candidates that fail the pre-check (checked where first_ld_library_path_file finds them)
+// are taken out, and reported, before the probe loads the others.
 std::vector<std::string> checked_candidates(const std::vector<std::string>& candidates,
                                             std::vector<std::pair<std::string, std::string>>& out) {
   std::vector<std::string> keep;
-  const char* ld_path = std::getenv("LD_LIBRARY_PATH");
-  auto fs = make_real_filesystem();
   for (const auto& c : candidates) {
-    std::string file = c;
-    if (!is_path(c)) {
-      file.clear();
-      const bool searched = ld_path != nullptr && *ld_path != '\0';
-      for (const auto& dir : searched ? split(ld_path, ':', true) : std::vector<std::string>{}) {
-        std::string p = path_join(dir.empty() ? "." : dir, c);
-        if (fs->lstat(p)) {
-          file = p;
-          break;
-        }
-      }
-    }
+    const std::string file = first_ld_library_path_file(c);
     if (!file.empty()) {
       if (auto why = library_file_problem(file)) {
         out.emplace_back(file, *why);
@@ -406,11 +406,12 @@ json serve_cudnn(const std::string& path) {
 }
 
 json serve_load(const std::string& target) {
-  if (is_path(target)) {
-    if (auto why = library_file_problem(target)) {
+  if (const std::string file = first_ld_library_path_file(target); !file.empty()) {
+    if (auto why = library_file_problem(file)) {
       return json{{"loaded", false},
-                  {"error", "not loaded: " + *why},
-                  {"refused", refused_j({{target, *why}})}};
+                  {"path", file},
+                  {"error", "not loaded: " + file + ": " + *why},
+                  {"refused", refused_j({{file, *why}})}};
     }
   }
   auto lib = DynamicLibrary::open(target);
@@ -843,7 +844,9 @@ LiveAnswers LiveProbeSession::finish() {
 std::string describe_live_failure(const LiveProbeFailure& f) {
   std::string who = f.library;
   if (!f.path.empty() && f.path != f.library) who += " at " + f.path;
-  std::string text = f.failure.empty() ? who + " was not loaded" : who + " " + f.failure;
+  std::string text = f.probe == kLdLibraryPathCheck ? who + " is on LD_LIBRARY_PATH"
+                     : f.failure.empty()            ? who + " was not loaded"
+                                                    : who + " " + f.failure;
   if (!f.file_problem.empty()) {
     text += ": ";
     if (!f.problem_path.empty() && f.problem_path != f.path && f.problem_path != f.library) {

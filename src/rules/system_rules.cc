@@ -721,12 +721,16 @@ void cudnn_not_initialized(const Ctx& c, Findings& out) {
 void live_probe_failures(const Ctx& c, Findings& out) {
   for (const auto& x : c.f.live_failures) {
     const std::string text = describe_live_failure(x);
-    const std::string source = x.failure.empty() ? "ELF/PE pre-check before loading"
-                                                 : "live " + x.probe + " probe process";
+    const std::string source = x.probe == kLdLibraryPathCheck
+                                   ? "ELF check of the CUDA libraries on LD_LIBRARY_PATH"
+                               : x.failure.empty() ? "ELF/PE pre-check before loading"
+                                                   : "live " + x.probe + " probe process";
     if (!x.file_problem.empty()) {
       const std::string& file = x.problem_path.empty() ? x.library : x.problem_path;
-      Finding f = make("library-file-corrupt", Severity::error, "driver",
-                       file + " is truncated or corrupt: loading it crashes the process");
+      Finding f = make(
+          "library-file-corrupt", Severity::error, "driver",
+          file +
+              " is truncated, corrupt or not a library: loading it fails or crashes the process");
       f.evidence.push_back(ev(text, source));
       f.fix.push_back(
           step("reinstall the package (or copy again the file) it came from; see which "
