@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "actions/cudnn_test_support.h"
 #include "platform/filesystem.h"
 #include "util/strings.h"
@@ -121,49 +123,65 @@ TEST(Transaction, CommitKeepsEverythingAndDeletesTheJournal) {
   EXPECT_EQ(rec->outcome, RecoveryResult::Outcome::nothing);
 }
 
-// The process dies before its N-th mutating call, for every N: recovery then leaves
-// exactly the state before or after, and says which.
-TEST(Transaction, RecoveryAfterACrashAtEveryCallIsExact) {
+// What a crash sweep saw: the mutating calls of the whole change, and how many crashes
+// recovery rolled back or finished.
+struct CrashSweep {
+  int calls = 0;
+  int rolled_back = 0;
+  int finished = 0;
+};
+
+// Runs `change(writer, journal)` once whole on a fresh Tree (`check_after` then sees that
+// Tree), then, for every N, on a fresh Tree with a process that dies before its N-th
+// mutating call: recovery then leaves exactly the state before or after, says which (as
+// read_pending_transaction predicted), and removes the journal.
+template <class Change>
+CrashSweep crash_at_every_call(Change change, const std::function<void(const Tree&)>& check_after) {
+  CrashSweep sweep;
   std::map<std::string, std::string> before, after;
-  int total = 0;
   {
     Tree t;
     before = state(t);
     auto real = make_file_writer(t.root.path());
     FaultInjectingWriter counting(*real, 0);
-    ASSERT_TRUE(change(counting, t.journal));
-    total = counting.calls();
+    auto r = change(counting, t.journal);
+    EXPECT_TRUE(r) << r.error().message;
+    if (!r) return sweep;
+    sweep.calls = counting.calls();
     after = state(t);
+    check_after(t);
   }
-  ASSERT_GT(total, 25);
-  int rolled_back = 0, finished = 0;
-  for (int k = 0; k < total; ++k) {
+  for (int k = 0; k < sweep.calls; ++k) {
     Tree t;
     auto real = make_file_writer(t.root.path());
     {
       DiesAfter dying(*real, k);
       (void)change(dying, t.journal);
-      ASSERT_TRUE(dying.died()) << k;
+      EXPECT_TRUE(dying.died()) << k;
     }
     auto pending = read_pending_transaction(*t.fs, t.journal);
     auto rec = recover_transaction(*t.fs, *real, t.journal);
-    ASSERT_TRUE(rec) << k << ": " << rec.error().message;
+    EXPECT_TRUE(rec) << k << ": " << rec.error().message;
+    if (!rec) continue;
     EXPECT_TRUE(rec->problems.empty()) << k << ": " << join(rec->problems, "; ");
-    auto now = state(t);
-    if (rec->outcome == RecoveryResult::Outcome::finished) {
-      ++finished;
-      EXPECT_EQ(now, after) << "crash before call " << k + 1;
-    } else {
-      ++rolled_back;
-      EXPECT_EQ(now, before) << "crash before call " << k + 1;
-    }
+    const bool finished = rec->outcome == RecoveryResult::Outcome::finished;
+    ++(finished ? sweep.finished : sweep.rolled_back);
+    EXPECT_EQ(state(t), finished ? after : before) << "crash before call " << k + 1;
     if (pending) {
       EXPECT_EQ(pending->outcome, rec->outcome) << k;
     }
     EXPECT_FALSE(sfs::exists(t.root.at("tk/.dlenv/journal")));
   }
-  EXPECT_GT(rolled_back, 20);
-  EXPECT_GT(finished, 0);  // after the commit record: the deferred removal, the journal
+  return sweep;
+}
+
+// The process dies before its N-th mutating call, for every N: recovery then leaves
+// exactly the state before or after, and says which.
+TEST(Transaction, RecoveryAfterACrashAtEveryCallIsExact) {
+  const CrashSweep sweep = crash_at_every_call(change, [](const Tree&) {});
+  ASSERT_GT(sweep.calls, 25);
+  EXPECT_GT(sweep.rolled_back, 20);
+  EXPECT_GT(sweep.finished, 0);  // after the commit record: the deferred removal, the journal
 }
 
 // Paths that are not UTF-8 (a Latin-1 or Shift-JIS directory name) go through the journal
@@ -187,32 +205,10 @@ TEST(Transaction, PathsThatAreNotUtf8AreJournaledByteForByte) {
     if (auto r = tx.commit(); !r) return std::unexpected(r.error());
     return {};
   };
-  std::map<std::string, std::string> before, after;
-  int total = 0;
-  {
-    Tree t;
-    before = state(t);
-    auto real = make_file_writer(t.root.path());
-    FaultInjectingWriter counting(*real, 0);
-    auto r = change_odd(counting, t.journal);
-    ASSERT_TRUE(r) << r.error().message;
-    total = counting.calls();
-    after = state(t);
+  const CrashSweep sweep = crash_at_every_call(change_odd, [&](const Tree& t) {
     EXPECT_EQ(testing::read_host_file(t.root.path() + odd), "old library");
-  }
-  for (int k = 0; k < total; ++k) {
-    Tree t;
-    auto real = make_file_writer(t.root.path());
-    {
-      DiesAfter dying(*real, k);
-      (void)change_odd(dying, t.journal);
-    }
-    auto rec = recover_transaction(*t.fs, *real, t.journal);
-    ASSERT_TRUE(rec) << k << ": " << rec.error().message;
-    EXPECT_TRUE(rec->problems.empty()) << k << ": " << join(rec->problems, "; ");
-    EXPECT_EQ(state(t), rec->outcome == RecoveryResult::Outcome::finished ? after : before)
-        << "crash before call " << k + 1;
-  }
+  });
+  EXPECT_GT(sweep.calls, 0);
 }
 
 // A step fails (rollback starts), the process dies during that rollback, then dies
