@@ -11,6 +11,8 @@
 set -euo pipefail
 pkgs=(g++ cmake make libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev
       libarchive-dev libarchive-tools pkg-config file
+      # the tests written in Python: the hostile-system suite, fleet drift table, deep probe
+      python3
       # the completion and man page tests: zsh -n, fish --no-execute, groff -ww
       zsh fish groff-base)
 fleet=0
