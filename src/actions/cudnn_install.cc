@@ -518,7 +518,7 @@ Result<CudnnInstallPlan> plan_cudnn_install(const ProbeContext& ctx, const Cudnn
               "process {} ({}) has {} loaded, and Windows does not let a loaded DLL be "
               "replaced: close it (`dlenv which --holding {}` lists every holder) and run the "
               "install again; nothing was changed",
-              b.pid, b.command, b.path, b.path.substr(b.path.find_last_of("\\/") + 1)));
+              b.pid, b.command, b.path, file_name_of(b.path)));
         }
         if (!scan->inaccessible.empty()) {
           plan.warnings.push_back(fmt::format(

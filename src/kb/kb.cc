@@ -566,10 +566,7 @@ class KbImpl final : public Kb {
 
   const LibraryInfo* library_info_for_file(std::string_view file_name) const override {
     ensure(Table::libnames);
-    std::string_view base = file_name;
-    if (auto slash = base.find_last_of("/\\"); slash != std::string_view::npos) {
-      base.remove_prefix(slash + 1);
-    }
+    const std::string_view base = file_name_of(file_name);
     if (base.empty()) return nullptr;
     // 1. exact SONAME / case-insensitive DLL name.
     for (const auto& l : libs_) {

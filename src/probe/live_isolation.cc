@@ -876,10 +876,7 @@ std::vector<std::string> live_probe_argv() {
   // Only dlenv serves the probe mode: a test binary that ran itself would run its tests.
   const std::string self = current_executable();
   const std::string real = make_real_filesystem()->real_path(self).value_or(self);
-  const size_t cut = real.find_last_of("/\\");  // Windows: C:\...\dlenv.exe
-  if (!to_lower(cut == std::string::npos ? real : real.substr(cut + 1)).starts_with("dlenv")) {
-    return {};
-  }
+  if (!to_lower(file_name_of(real)).starts_with("dlenv")) return {};  // C:\...\dlenv.exe too
   return {self, kLiveProbeCommand};
 }
 

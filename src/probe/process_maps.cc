@@ -300,9 +300,7 @@ std::vector<MappedLibrary> nvidia_libraries(const FileSystem& fs,
 }
 
 std::optional<std::string> nvidia_dll_kind(std::string_view file_name) {
-  const size_t sep = file_name.find_last_of("/\\");
-  const std::string b =
-      to_lower(sep == std::string_view::npos ? file_name : file_name.substr(sep + 1));
+  const std::string b = to_lower(file_name_of(file_name));
   if (!b.ends_with(".dll")) return std::nullopt;
   if (b == "nvcuda.dll") return "cuda (driver)";
   if (b == "nvml.dll") return "nvml (driver)";

@@ -94,6 +94,11 @@ std::string path_dirname(std::string_view p) {
   return std::string(p.substr(0, pos));
 }
 
+std::string_view file_name_of(std::string_view p) {
+  const size_t sep = p.find_last_of("/\\");
+  return sep == std::string_view::npos ? p : p.substr(sep + 1);
+}
+
 std::string path_basename(std::string_view p) {
   while (p.size() > 1 && p.back() == '/') p.remove_suffix(1);
   size_t pos = p.rfind('/');

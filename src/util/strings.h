@@ -21,6 +21,10 @@ std::optional<long long> parse_int(std::string_view s);
 std::string path_join(std::string_view a, std::string_view b);
 std::string path_dirname(std::string_view p);
 std::string path_basename(std::string_view p);
+// The part after the last '/' or '\\' (a file name from a Windows or a POSIX path, as given:
+// GetModuleFileNameW, a DLL in a process's module list, a user's argument); all of `p`
+// when it has neither.
+std::string_view file_name_of(std::string_view p);
 // Lexically normalises "a/./b/../c" -> "a/c"; keeps a leading '/'.
 std::string path_normalize(std::string_view p);
 // Human size: 1536 -> "1.5 KiB".

@@ -24,5 +24,13 @@ TEST(ParseByteSize, RefusesWhatIsNotASize) {
   }
 }
 
+TEST(FileNameOf, EitherSeparatorAsGiven) {
+  EXPECT_EQ(file_name_of("C:\\Tools\\dlenv\\dlenv.exe"), "dlenv.exe");
+  EXPECT_EQ(file_name_of("/usr/local/bin/dlenv"), "dlenv");
+  EXPECT_EQ(file_name_of("C:\\CUDA\\v11.7\\bin/cudnn64_8.dll"), "cudnn64_8.dll");
+  EXPECT_EQ(file_name_of("cudnn64_8.dll"), "cudnn64_8.dll");
+  EXPECT_EQ(file_name_of("dir/"), "");
+}
+
 }  // namespace
 }  // namespace dlenv
