@@ -12,6 +12,7 @@
 #include "probe/live_isolation.h"
 #include "probe/nvml.h"
 #include "probe/probe.h"
+#include "probe/process_maps.h"
 #include "probe/system_probe.h"
 #include "probe/windows.h"
 #include "util/strings.h"
@@ -76,22 +77,11 @@ void nvidia_smi_fallback(const ProbeContext& ctx, Facts& f) {
   (void)ctx;
 }
 
-// The CUDA stack's libraries on LD_LIBRARY_PATH, each checked with the ELF pre-check
-// without loading it: a truncated libcudart.so.13 there is what every program that loads
-// it gets first (PyTorch's own wheel copy included: LD_LIBRARY_PATH wins over RUNPATH), and
-// it crashes them. Files a live probe already refused are not reported twice.
-bool is_cuda_stack_library(const std::string& name) {
-  static const char* const kPrefixes[] = {
-      "libcuda.", "libnvidia-ml.", "libcudart.", "libcublas",    "libcudnn",
-      "libnccl.", "libcufft",      "libcurand.", "libcusolver",  "libcusparse",
-      "libnvrtc", "libnvJitLink",  "libcupti.",  "libnvToolsExt"};
-  if (name.find(".so") == std::string::npos) return false;
-  for (const char* p : kPrefixes) {
-    if (starts_with(name, p)) return true;
-  }
-  return false;
-}
-
+// The NVIDIA libraries on LD_LIBRARY_PATH (nvidia_library_kind: CUDA's, cuDNN, NCCL, the
+// driver's), each checked with the ELF pre-check without loading it: a truncated
+// libcudart.so.13 there is what every program that loads it gets first (PyTorch's own wheel
+// copy included: LD_LIBRARY_PATH wins over RUNPATH), and it crashes them. Files a live
+// probe already refused are not reported twice.
 void check_ld_library_path_files(const ProbeContext& ctx, Facts& f) {
   if (ctx.os != Os::linux) return;
   std::set<std::string> seen;  // real paths: a link and its target are one file
@@ -103,7 +93,7 @@ void check_ld_library_path_files(const ProbeContext& ctx, Facts& f) {
     auto entries = ctx.fs.list_dir(dir);
     if (!entries) continue;
     for (const auto& e : *entries) {
-      if (!is_cuda_stack_library(e.name)) continue;
+      if (!nvidia_library_kind(e.name)) continue;
       const std::string path = path_join(dir, e.name);
       const std::string real = ctx.fs.real_path(path).value_or(path);
       if (!seen.insert(real).second) continue;
@@ -113,8 +103,7 @@ void check_ld_library_path_files(const ProbeContext& ctx, Facts& f) {
       // Only on the live system: a --root tree (an image being built, a test sysroot) may
       // hold placeholder files where libraries go.
       if (!why && !ctx.fs.is_rooted() && e.name.find(".so.") != std::string::npos) {
-        if (auto head = ctx.fs.read_head(path, 4); head && !head->starts_with("\x7f"
-                                                                              "ELF")) {
+        if (auto head = ctx.fs.read_head(path, 4); head && !head->starts_with("\177ELF")) {
           why = head->size() < 4 ? fmt::format("it is not a library ({} bytes long)", head->size())
                                  : std::string("it is not a library (no ELF header)");
         }

@@ -722,7 +722,7 @@ void live_probe_failures(const Ctx& c, Findings& out) {
   for (const auto& x : c.f.live_failures) {
     const std::string text = describe_live_failure(x);
     const std::string source = x.probe == kLdLibraryPathCheck
-                                   ? "ELF check of the CUDA libraries on LD_LIBRARY_PATH"
+                                   ? "ELF check of the NVIDIA libraries on LD_LIBRARY_PATH"
                                : x.failure.empty() ? "ELF/PE pre-check before loading"
                                                    : "live " + x.probe + " probe process";
     if (!x.file_problem.empty()) {
