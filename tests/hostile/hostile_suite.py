@@ -258,17 +258,23 @@ def escape_cases(work, fakes):
                  commands=["load", "deps"], named=False, text=True)]
 
 
-def build_quick_cases(work, cc):
-    """The quick form (ctest): one case of each kind, seconds in all."""
-    fakes, _ = sources(work, cc)
-    cases = []
+def dir_maker(work, prefix):
+    """A function that makes a new numbered case directory under `work` ("c001-TAG")."""
     n = [0]
 
     def newdir(tag):
         n[0] += 1
-        d = os.path.join(work, f"q{n[0]:03d}-{tag}")
+        d = os.path.join(work, f"{prefix}{n[0]:03d}-{tag}")
         os.makedirs(d)
         return d
+    return newdir
+
+
+def build_quick_cases(work, cc):
+    """The quick form (ctest): one case of each kind, seconds in all."""
+    fakes, _ = sources(work, cc)
+    cases = []
+    newdir = dir_maker(work, "q")
 
     src = fakes["libcudnn.so.9"]
     size = os.path.getsize(src)
@@ -295,13 +301,7 @@ def build_cases(work, cc, full):
     rng = random.Random(20)
     fakes, real = sources(work, cc)
     cases = []
-    n = [0]
-
-    def newdir(tag):
-        n[0] += 1
-        d = os.path.join(work, f"c{n[0]:03d}-{tag}")
-        os.makedirs(d)
-        return d
+    newdir = dir_maker(work, "c")
 
     # Truncated copies on LD_LIBRARY_PATH: each name dlenv loads live, cut inside the
     # ELF header, the program headers, and the loadable segments.
