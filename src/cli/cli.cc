@@ -336,6 +336,10 @@ int run_doctor(const CommonOptions& co, const DoctorOptions& o, std::ostream& ou
 
 }  // namespace
 
+void remember_invocation(const char* argv0) {
+  set_live_probe_invocation(argv0);
+}
+
 int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream& raw_err,
              bool stdout_is_tty) {
   if (argc == 2 && std::string_view(argv[1]) == kLiveProbeCommand) return run_live_probe_child();
@@ -425,6 +429,15 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   ver->add_flag("--quick", quick, "The default: a few seconds in all");
   ver->add_flag("--json", verify_opts.json, "Machine-readable result (schema dlenv.verify/1)");
   ver->add_option("--kb", verify_opts.kb_dir, "Knowledge base directory")->type_name("DIR");
+  ver->add_option("--timeout", verify_opts.timeout_s,
+                  "Stop the GPU work after this long and report the step it hung in "
+                  "(default 600, with --full 3600)")
+      ->type_name("SECONDS")
+      ->check(CLI::PositiveNumber);
+  ver->add_flag("--in-process", verify_opts.in_process,
+                "Run the GPU work in this process, not in a child (a crash in a CUDA library "
+                "then ends dlenv)");
+  ver->add_flag("--child-protocol", verify_opts.child_protocol)->group("");  // the child's side
 
   PlanCliOptions plan_o;
   auto* plan = app.add_subcommand(

@@ -13,4 +13,8 @@ enum ExitCode { kExitOk = 0, kExitFindings = 1, kExitUsage = 2, kExitToolFailed 
 int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
              bool stdout_is_tty);
 
+// The dlenv executable's argv[0], for main() only: the live-probe child is started from it
+// where /proc/self/exe does not name dlenv (a chroot without /proc, `ld.so dlenv ...`).
+void remember_invocation(const char* argv0);
+
 }  // namespace dlenv

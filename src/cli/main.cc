@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
   dlenv::protect_standard_fds();
   dlenv::enable_exit_without_teardown();
+  if (argc > 0) dlenv::remember_invocation(argv[0]);
   int code = dlenv::cli_main(argc, argv, dlenv::standard_out(), dlenv::standard_err(),
                              isatty(STDOUT_FILENO) != 0);
   // A write error (now, at the flush, or earlier) is exit 3; a closed pipe is SIGPIPE.

@@ -1,19 +1,32 @@
 #include "cli/verify_cmd.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <chrono>
+#include <limits>
 #include <ostream>
 
 #include "cli/cli.h"
+#include "cli/live_probe_cmd.h"
 #include "gpu/verify.h"
 #include "platform/env.h"
 #include "platform/filesystem.h"
+#include "platform/process.h"
+#include "platform/system.h"
+#include "probe/live_isolation.h"
 #include "probe/nvml.h"
 #include "probe/nvml_health.h"
 #include "probe/probe.h"
+#include "util/safe_text.h"
 #include "util/strings.h"
 
 namespace dlenv {
 namespace {
+
+// RLIMIT_DATA of verify's child: --full's buffers (1 GiB copies, 8192² matrices) fit many
+// times over.
+constexpr uint64_t kVerifyDataBytes = 32ull << 30;
 
 // Where verify takes cuBLAS and cuDNN from, and why (shown in the report).
 struct LibChoice {
@@ -89,9 +102,154 @@ int soname_major(const FileSystem& fs, const std::string& dir, std::string_view 
   return best;
 }
 
+// The isolated run's protocol, on the child's standard output (libraries that print get its
+// stderr instead), one line each: "step <JSON string>" as a step begins, and last
+// "output <JSON string>": the report, rendered as asked. Its exit status is verify's.
+constexpr std::string_view kStepLine = "step ";
+constexpr std::string_view kOutputLine = "output ";
+
+std::string protocol_line(std::string_view kind, const std::string& text) {
+  return std::string(kind) + json_text(nlohmann::json(text)) + "\n";
+}
+
+std::optional<std::string> protocol_text(std::string_view line, std::string_view kind) {
+  if (!starts_with(line, kind)) return std::nullopt;
+  auto j = parse_json_text(line.substr(kind.size()), /*allow_exceptions=*/false);
+  if (!j.is_string()) return std::nullopt;
+  return j.get<std::string>();
+}
+
+// What the child wrote last on stderr (a library's own message before an abort).
+std::string last_stderr_line(const std::string& err) {
+  std::string last;
+  for (const std::string& line : split(err, '\n')) {
+    if (std::string_view t = trim(line); !t.empty()) last = std::string(t);
+  }
+  if (last.size() > 300) last = last.substr(0, 300) + "…";
+  return last;
+}
+
+// The report of a run whose child did not finish: the steps it began, and the one it
+// stopped in.
+VerifyResult stopped_result(const ProcessResult& run, double timeout_s,
+                            std::vector<std::pair<std::string, double>> steps, double wall_ms) {
+  VerifyResult r;
+  r.step_ms = std::move(steps);
+  r.wall_ms = wall_ms;
+  r.stopped_during = r.step_ms.empty() ? "start-up" : r.step_ms.back().first;
+  const std::string where = "during \"" + r.stopped_during + "\"";
+  VerifyProblem p;
+  p.id = "verify-crashed";
+  p.severity = "error";
+  const std::string crash = crash_text(run);
+  if (run.timed_out) {
+    p.text = fmt::format("the GPU work did not finish within {:.0f} s {} (the process was stopped)",
+                         timeout_s, where);
+    p.fix =
+        "A GPU or driver that stops answering: look for Xid errors (`sudo dmesg | grep -i xid`) "
+        "and at `nvidia-smi`; a busy or slow machine may need a longer --timeout";
+  } else {
+    p.text =
+        "the GPU work " +
+        (crash.empty() ? fmt::format("ended with exit status {} without a report", run.exit_code)
+                       : "crashed with " + crash) +
+        " " + where;
+    p.fix =
+        "The crash is inside the CUDA libraries verify loaded: run `dlenv doctor` to see whether "
+        "they fit the driver and each other, pick other copies with --libs, or leave cuDNN out "
+        "with --no-cudnn to see whether it is the one";
+  }
+  if (std::string said = last_stderr_line(run.err); !said.empty()) {
+    p.text += "; its last message: " + said;
+  }
+  r.problems.push_back(std::move(p));
+  return r;
+}
+
+std::vector<std::string> child_argv(const std::string& program, const VerifyCliOptions& o) {
+  std::vector<std::string> a{program,  "verify", "--in-process", "--child-protocol",
+                             "--libs", o.libs,   "--device",     o.device};
+  if (o.full) a.emplace_back("--full");
+  if (o.json) a.emplace_back("--json");
+  if (o.no_cudnn) a.emplace_back("--no-cudnn");
+  if (!o.kb_dir.empty()) {
+    a.emplace_back("--kb");
+    a.push_back(o.kb_dir);
+  }
+  return a;
+}
+
+int run_verify_isolated(const VerifyCliOptions& o, const std::string& program, std::ostream& out,
+                        std::ostream& err) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto since_start = [&start] {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  };
+  const double timeout_s = o.timeout_s > 0 ? o.timeout_s : (o.full ? 3600.0 : 600.0);
+  std::vector<std::pair<std::string, double>> steps;  // name, start time until closed
+  std::optional<std::string> report;
+  std::string pending;
+  auto close_step = [&steps, &since_start] {
+    if (!steps.empty()) steps.back().second = since_start() - steps.back().second;
+  };
+  ProcessOptions po;
+  po.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000.0));
+  po.max_output = 64u << 20;
+  po.on_stdout = [&](std::string_view piece) {
+    pending.append(piece);
+    for (size_t nl = pending.find('\n'); nl != std::string::npos; nl = pending.find('\n')) {
+      const std::string line = pending.substr(0, nl);
+      pending.erase(0, nl + 1);
+      if (auto step = protocol_text(line, kStepLine)) {
+        close_step();
+        steps.emplace_back(*step, since_start());
+        if (o.progress && !o.json) err << "\r\033[K  running: " << *step << std::flush;
+      } else if (auto text = protocol_text(line, kOutputLine)) {
+        report = std::move(text);
+      }
+    }
+    return true;
+  };
+  auto run = run_process(child_argv(program, o), po);
+  close_step();
+  if (o.progress && !o.json) err << "\r\033[K" << std::flush;
+  if (!run) {
+    err << "dlenv verify: cannot start the GPU work in a child process: " << run.error().message
+        << " (--in-process runs it in this one)\n";
+    return kExitToolFailed;
+  }
+  err << run->err;  // the child's own messages and what its libraries printed
+  if (report && !run->timed_out && run->term_signal == 0 && crash_text(*run).empty()) {
+    out << *report;
+    return run->exit_code;
+  }
+  if (!report && !run->timed_out && crash_text(*run).empty() && run->exit_code >= kExitUsage &&
+      run->exit_code <= kExitToolFailed) {
+    return run->exit_code;  // a usage error or a tool failure, said on stderr
+  }
+  VerifyResult r = stopped_result(*run, timeout_s, std::move(steps), since_start());
+  out << (o.json ? render_verify_json(r) : render_verify_text(r));
+  return kExitFindings;
+}
+
 }  // namespace
 
 int run_verify_command(const VerifyCliOptions& o, std::ostream& out, std::ostream& err) {
+  if (!o.in_process) {
+    const std::string program = dlenv_program();
+    if (program.empty()) {
+      err << "dlenv verify: cannot find the dlenv program to run the GPU work in (set "
+             "DLENV_LIVE_PROBE_PROGRAM to the dlenv binary, or use --in-process)\n";
+      return kExitToolFailed;
+    }
+    return run_verify_isolated(o, program, out, err);
+  }
+  // In the child: the real standard output carries the protocol only.
+  const int protocol_fd = o.child_protocol ? take_stdout_for_protocol() : -1;
+  auto emit = [protocol_fd](const std::string& line) {
+    write_protocol_line(protocol_fd, line.data(), static_cast<unsigned long>(line.size()));
+  };
   auto kb = o.kb_dir.empty() ? Kb::load_embedded() : Kb::load_dir(o.kb_dir);
   if (!kb) {
     err << "dlenv verify: knowledge base: " << kb.error().message << "\n";
@@ -150,7 +308,9 @@ int run_verify_command(const VerifyCliOptions& o, std::ostream& out, std::ostrea
   if (!vo.cublas_dir.empty()) vo.cuda_major = soname_major(*fs, vo.cublas_dir, "libcublas.so.");
   if (!vo.cudnn_path.empty()) vo.cudnn_major = soname_major(*fs, vo.cudnn_path, "libcudnn.so.");
   const std::string& why = choice.why;
-  if (o.progress && !o.json) {
+  if (o.child_protocol) {
+    vo.progress = [&emit](const std::string& step) { emit(protocol_line(kStepLine, step)); };
+  } else if (o.progress && !o.json) {
     vo.progress = [&err](const std::string& step) {
       err << "\r\033[K  running: " << step << std::flush;
     };
@@ -177,14 +337,25 @@ int run_verify_command(const VerifyCliOptions& o, std::ostream& out, std::ostrea
       return g;
     };
   }
+#ifdef __linux__
+  // The child's memory cap: a runaway library stops here, not in the machine's OOM killer.
+  // Data only: CUDA reserves far more address space than it uses.
+  if (o.child_protocol) limit_own_memory(std::numeric_limits<uint64_t>::max(), kVerifyDataBytes);
+#endif
   VerifyResult r = run_verify(vo);
-  if (vo.progress) err << "\r\033[K" << std::flush;
+  if (vo.progress && !o.child_protocol) err << "\r\033[K" << std::flush;
+  std::string report;
   if (o.json) {
-    out << render_verify_json(r);
+    report = render_verify_json(r);
   } else {
-    out << render_verify_text(r);
+    report = render_verify_text(r);
     if (!why.empty() && !r.cublas_library.empty())
-      out << "(libraries chosen: " << why << "; --libs picks others)\n";
+      report += "(libraries chosen: " + why + "; --libs picks others)\n";
+  }
+  if (o.child_protocol) {
+    emit(protocol_line(kOutputLine, report));
+  } else {
+    out << report;
   }
   for (const auto& p : r.problems) {
     if (p.severity == "error") return kExitFindings;

@@ -132,6 +132,9 @@ struct VerifyResult {
   // Every step announced through VerifyOptions::progress, in order, with the wall time until
   // the next step began (the last one until the run ended): where a quick run's time goes.
   std::vector<std::pair<std::string, double>> step_ms;
+  // Set when the run did not finish (the isolated child crashed or was stopped): the step
+  // it was in. The report then holds only the steps and the problem saying so.
+  std::string stopped_during;
 };
 
 VerifyResult run_verify(const VerifyOptions& options);

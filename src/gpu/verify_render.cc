@@ -104,10 +104,24 @@ nlohmann::ordered_json health_json(const GpuHealth& h) {
           {"source", h.source}};
 }
 
+std::string problems_text(const VerifyResult& r) {
+  std::string s;
+  for (const auto& p : r.problems) {
+    s += "[" + p.severity + "] " + p.id + " — " + p.text + "\n";
+    if (!p.fix.empty()) s += "    fix: " + p.fix + "\n";
+  }
+  return s;
+}
+
 }  // namespace
 
 std::string render_verify_text(const VerifyResult& r) {
   std::string s = "dlenv verify\n\n";
+  if (!r.stopped_during.empty()) {
+    s += "  stopped during \"" + r.stopped_during + "\", after " +
+         std::to_string(r.step_ms.empty() ? 0 : r.step_ms.size() - 1) + " finished step(s)\n\n";
+    return s + problems_text(r);
+  }
   s +=
       "  libcuda   " + (r.cuda_library.empty() ? std::string("not loaded") : r.cuda_library) + "\n";
   if (r.driver_cuda_version) {
@@ -178,15 +192,8 @@ std::string render_verify_text(const VerifyResult& r) {
     }
   }
   s += "\n";
-  if (r.problems.empty()) {
-    s += "All checks passed: the GPU computes correct results.\n";
-  } else {
-    for (const auto& p : r.problems) {
-      s += "[" + p.severity + "] " + p.id + " — " + p.text + "\n";
-      if (!p.fix.empty()) s += "    fix: " + p.fix + "\n";
-    }
-  }
-  return s;
+  if (r.problems.empty()) return s + "All checks passed: the GPU computes correct results.\n";
+  return s + problems_text(r);
 }
 
 std::string render_verify_json(const VerifyResult& r) {
@@ -263,6 +270,7 @@ std::string render_verify_json(const VerifyResult& r) {
   j["timing_ms"] = r.timing_ms;
   j["step_ms"] = nlohmann::ordered_json::array();
   for (const auto& [step, ms] : r.step_ms) j["step_ms"].push_back({{"step", step}, {"ms", ms}});
+  j["stopped_during"] = r.stopped_during;
   return json_text(j, 2) + "\n";
 }
 

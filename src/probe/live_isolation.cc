@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <future>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -448,6 +449,20 @@ std::string signal_text(int sig) {
   }
 }
 
+}  // namespace
+
+std::string crash_text(const ProcessResult& r) {
+  if (r.term_signal != 0) return signal_text(r.term_signal);
+  const auto code = static_cast<uint32_t>(r.exit_code);
+  if (code >= 0xC0000000u) {
+    return fmt::format("exception {:#010x}{}", code,
+                       code == 0xC0000005u ? " (access violation)" : "");
+  }
+  return "";
+}
+
+namespace {
+
 // How a child ended, in a finding's words.
 std::string ending_text(const Result<ProcessResult>& r, std::chrono::milliseconds timeout) {
   if (!r) return "could not start the probe process (" + r.error().message + ")";
@@ -455,12 +470,7 @@ std::string ending_text(const Result<ProcessResult>& r, std::chrono::millisecond
     return fmt::format("did not answer within {:.1f} s",
                        static_cast<double>(timeout.count()) / 1000.0);
   }
-  if (r->term_signal != 0) return "crashed the loader with " + signal_text(r->term_signal);
-  const auto code = static_cast<uint32_t>(r->exit_code);
-  if (code >= 0xC0000000u) {
-    return fmt::format("crashed the loader with exception {:#010x}{}", code,
-                       code == 0xC0000005u ? " (access violation)" : "");
-  }
+  if (std::string crash = crash_text(*r); !crash.empty()) return "crashed the loader with " + crash;
   if (r->exit_code != 0) return fmt::format("ended the process with exit status {}", r->exit_code);
   return "ended the process without answering";
 }
@@ -859,7 +869,17 @@ std::string describe_live_failure(const LiveProbeFailure& f) {
 
 namespace {
 std::mutex g_program_mutex;
-std::string g_program;  // set_live_probe_program
+std::string g_program;     // set_live_probe_program
+std::string g_invocation;  // set_live_probe_invocation, made absolute
+
+bool names_dlenv(const std::string& path) {
+  return to_lower(file_name_of(path)).starts_with("dlenv");  // C:\...\dlenv.exe too
+}
+
+bool is_regular_file(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec);
+}
 }  // namespace
 
 void set_live_probe_program(std::string path) {
@@ -867,17 +887,52 @@ void set_live_probe_program(std::string path) {
   g_program = std::move(path);
 }
 
-std::vector<std::string> live_probe_argv() {
+void set_live_probe_invocation(std::string argv0) {
+  std::string found;
+  if (argv0.find('/') != std::string::npos || argv0.find('\\') != std::string::npos) {
+    std::error_code ec;
+    found = std::filesystem::absolute(argv0, ec).string();
+    if (ec) found.clear();
+  } else if (const char* path = std::getenv("PATH"); path != nullptr && !argv0.empty()) {
+#ifdef _WIN32
+    constexpr char kPathSeparator = ';';
+#else
+    constexpr char kPathSeparator = ':';
+#endif
+    for (const std::string& dir : split(path, kPathSeparator, /*keep_empty=*/true)) {
+      const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + argv0;
+      if (is_regular_file(candidate)) {
+        std::error_code ec;
+        found = std::filesystem::absolute(candidate, ec).string();
+        break;
+      }
+    }
+  }
   std::lock_guard lock(g_program_mutex);
-  if (!g_program.empty()) return {g_program, kLiveProbeCommand};
+  g_invocation = std::move(found);
+}
+
+std::string dlenv_program() {
+  std::lock_guard lock(g_program_mutex);
+  if (!g_program.empty()) return g_program;
   if (const char* p = std::getenv("DLENV_LIVE_PROBE_PROGRAM"); p != nullptr && *p != '\0') {
-    return {p, kLiveProbeCommand};
+    return p;
   }
   // Only dlenv serves the probe mode: a test binary that ran itself would run its tests.
   const std::string self = current_executable();
-  const std::string real = make_real_filesystem()->real_path(self).value_or(self);
-  if (!to_lower(file_name_of(real)).starts_with("dlenv")) return {};  // C:\...\dlenv.exe too
-  return {self, kLiveProbeCommand};
+  if (auto real = make_real_filesystem()->real_path(self); real && names_dlenv(*real)) {
+    return self;
+  }
+  if (!g_invocation.empty() && names_dlenv(g_invocation) && is_regular_file(g_invocation)) {
+    return g_invocation;
+  }
+  return "";
+}
+
+std::vector<std::string> live_probe_argv() {
+  std::string program = dlenv_program();
+  if (program.empty()) return {};
+  return {std::move(program), kLiveProbeCommand};
 }
 
 void apply_cudnn_live(CudnnCopy& c, const CudnnLiveAnswer& a) {

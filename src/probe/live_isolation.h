@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "platform/dynamic_library.h"
+#include "platform/process.h"
 #include "probe/cuda_driver.h"
 #include "probe/facts.h"
 #include "probe/nvml.h"
@@ -93,15 +94,28 @@ class LiveProbeSession {
 
 // argv of the child: the program set_live_probe_program named, else $DLENV_LIVE_PROBE_PROGRAM
 // (the test binaries get the built dlenv so: they are not dlenv themselves), else this
-// executable (/proc/self/exe, GetModuleFileNameW) when its file name starts with "dlenv";
-// then kLiveProbeCommand. Empty when none applies (every live step then fails, saying so).
+// executable (/proc/self/exe, GetModuleFileNameW) when its file name starts with "dlenv",
+// else the program the process was started as (set_live_probe_invocation: a chroot without
+// /proc, or a run through an explicit loader, `ld.so dlenv ...`, where /proc/self/exe is the
+// loader); then kLiveProbeCommand. Empty when none applies (every live step then fails,
+// saying so).
 std::vector<std::string> live_probe_argv();
+// The dlenv program itself, chosen as above (empty when none applies): the program the
+// live-probe child and verify's isolated run start.
+std::string dlenv_program();
 void set_live_probe_program(std::string path);
+// argv[0] of the dlenv process and the working directory then, when argv[0] is relative;
+// a name without '/' is looked up on $PATH, as the shell did.
+void set_live_probe_invocation(std::string argv0);
 
 // Reads the child's standard output: which steps began, which answered (filled into
 // `answers`), and what a child that ended with `how` (e.g. "crashed with SIGBUS") did to the
 // step it was in. Returns the index of the first step with no answer (requests.size() when
 // every step answered). Garbage lines are failures of the step they interrupt.
+// How a child that crashed ended: "SIGSEGV", "exception 0xc0000005 (access violation)";
+// empty when it was not a crash (an exit status, a timeout).
+std::string crash_text(const ProcessResult& r);
+
 size_t read_live_output(const std::string& out, const std::vector<LiveRequest>& requests,
                         size_t first_step, const std::string& how, LiveAnswers& answers);
 

@@ -99,6 +99,20 @@ TEST(LiveIsolation, ExitAndGarbageAreFailures) {
   expect_cudnn_answered(a);
 }
 
+TEST(LiveIsolation, MemoryIsCappedInTheChild) {
+#ifdef __SANITIZE_ADDRESS__
+  GTEST_SKIP() << "no cap under the sanitizers (their runtime reserves terabytes)";
+#endif
+  // The fake tries to take 1 TiB: the child's RLIMIT_DATA (LiveLimits, 4 GiB) stops it, and
+  // the library sees a failed allocation, as a runaway one would.
+  LiveAnswers a = nvml_then_cudnn("hog");
+  EXPECT_TRUE(a.failures.empty());
+  ASSERT_TRUE(a.nvml);
+  EXPECT_FALSE(a.nvml->driver_version.ok());
+  EXPECT_THAT(a.nvml->driver_version.reason, HasSubstr("Insufficient Memory"));
+  expect_cudnn_answered(a);
+}
+
 TEST(LiveIsolation, TruncatedCopyIsRefusedBeforeLoading) {
   const std::string good = fake_cudnn();
   const std::string cut = testing::fake_root("live") + "/cut/libcudnn.so.9";

@@ -60,6 +60,16 @@ const std::vector<Rule>& verify_rules() {
         "Run `dlenv doctor` (cuDNN copies, versions, CUDA major) and `dlenv load` on the named "
         "sub-library; reinstall cuDNN from one release if the copies are mixed."},
        nullptr},
+      {{"verify-crashed", "gpu", Severity::error,
+        "The GPU work of dlenv verify crashed or stopped answering",
+        "`dlenv verify` runs its GPU work in a child process; that process died by a signal "
+        "(SIGSEGV, SIGBUS, SIGABRT: inside the driver, cuBLAS or cuDNN) or did not finish within "
+        "--timeout and was stopped. The message names the step it was in and the last thing it "
+        "printed.",
+        "Run `dlenv doctor` to see whether the libraries fit the driver and each other; pick "
+        "other copies with --libs, leave cuDNN out with --no-cudnn; for a hang, look for Xid "
+        "errors in the kernel log (`sudo dmesg | grep -i xid`) and at `nvidia-smi`."},
+       nullptr},
   };
   return table;
 }
