@@ -22,20 +22,20 @@ echo "reports: $n files, $(du -sh "$tmp/dir" | cut -f1) on disk;" \
   "JSON Lines $(du -h "$tmp/lines/reports.jsonl" | cut -f1)"
 
 # Prints "wall_s max_rss_kib cpu_s" (user + system) of one run; fleet exits 1 on a non-uniform fleet (expected).
-# GNU time where it is installed, else the same three figures from Python's resource module
-# (the GPU machine has no /usr/bin/time).
+# GNU time where it is installed, else the same three figures from Python's os.wait4 (the GPU
+# machine has no /usr/bin/time); its peak RSS then includes the forked Python's (~7 MiB).
 measure() {
   if [[ -x /usr/bin/time ]]; then
     /usr/bin/time -f '%e %M %U %S' -o "$tmp/time" "$@" >"$tmp/out" 2>/dev/null || true
     tail -1 "$tmp/time" | awk '{ print $1, $2, $3 + $4 }'  # (after "Command exited ... 1")
   else
     python3 - "$tmp/out" "$@" <<'PY'
-import resource, subprocess, sys, time
+import os, subprocess, sys, time
 t0 = time.monotonic()
 with open(sys.argv[1], "wb") as out:
-    subprocess.run(sys.argv[2:], stdout=out, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(sys.argv[2:], stdout=out, stderr=subprocess.DEVNULL)
+    _, _, r = os.wait4(p.pid, 0)  # this child's own usage (RUSAGE_CHILDREN holds more)
 wall = time.monotonic() - t0
-r = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(f"{wall:.3f} {r.ru_maxrss} {r.ru_utime + r.ru_stime:.3f}")
 PY
   fi
