@@ -289,6 +289,34 @@ TEST(WindowsScenario, Cudnn89WithoutZlibwapi) {
   EXPECT_FALSE(ids(older.doctor_json()).contains("win-zlibwapi-missing"));
 }
 
+// NVIDIA's cuDNN 8 install guide on Windows: the archive's DLLs copied into CUDA v11.7's bin
+// (on PATH), the "install zlib" step skipped, so zlibwapi.dll is nowhere. cuDNN loads it at
+// run time (LoadLibrary, not an import), and a copy's DLLs may carry no usable version
+// resource: the header's version decides then.
+TEST(WindowsScenario, GuideTreeWithoutZlibwapi) {
+  for (const std::array<uint16_t, 4> dll_version :
+       {std::array<uint16_t, 4>{8, 5, 0, 96}, std::array<uint16_t, 4>{0, 0, 0, 0}}) {
+    WinRoot s;
+    s.driver().msvc();
+    const std::string tk = s.toolkit("11.7.1");
+    for (const char* n : {"cudnn64_8.dll", "cudnn_ops_infer64_8.dll", "cudnn_ops_train64_8.dll",
+                          "cudnn_cnn_infer64_8.dll", "cudnn_cnn_train64_8.dll",
+                          "cudnn_adv_infer64_8.dll", "cudnn_adv_train64_8.dll"}) {
+      s.dll(tk + "/bin/" + n, dll_version, {"KERNEL32.dll"});
+    }
+    s.header(tk + "/include", 8, 5, 0);
+    const std::string bin = "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.7\\bin";
+    s.env("PATH=" + bin +
+          ";C:\\Windows\\system32\nCUDA_PATH=C:\\Program Files\\NVIDIA GPU "
+          "Computing Toolkit\\CUDA\\v11.7\nSystemRoot=C:\\Windows\n");
+    json j = s.doctor_json();
+    int reported = 0;
+    for (const auto& f : j["findings"]) reported += f["id"] == "win-zlibwapi-missing";
+    EXPECT_EQ(reported, 1) << "DLL version " << dll_version[0] << "." << dll_version[1] << ": "
+                           << j["findings"].dump(2);
+  }
+}
+
 TEST(WindowsScenario, TwoToolkitsPathOrderVsCudaPath) {
   WinRoot s;
   healthy(s);

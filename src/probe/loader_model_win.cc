@@ -12,6 +12,8 @@
 #include <set>
 
 #include "probe/nvidia_companions.h"
+#include "probe/process_maps.h"
+#include "probe/windows.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -259,11 +261,29 @@ class WinModeler {
     return fmt::format("{} ({})", is64_ ? "PE32+" : "PE32", pe_machine_name(machine_));
   }
 
+  // A cuDNN DLL whose version resource names no release of its major (none at all, or a
+  // build number): the header beside it says which, as the cuDNN probe reads it. What it
+  // loads at run time depends on it (zlibwapi.dll from 8.3 to 8.9).
+  void cudnn_version_from_header(LoadedObject& o) const {
+    const std::string base = to_lower(path_basename(*o.path));  // cudnn_ops_infer64_8.dll
+    if (nvidia_dll_kind(base) != "cudnn" || !base.ends_with(".dll")) return;
+    const size_t sep = base.rfind('_');
+    auto major = parse_int(sep == std::string::npos
+                               ? std::string_view()
+                               : std::string_view(base).substr(sep + 1, base.size() - sep - 5));
+    if (!major || *major <= 0) return;
+    if (auto v = Version::parse(o.version); v && v->major() == *major) return;
+    if (auto h = windows_cudnn_header(fs_, path_dirname(*o.path), static_cast<int>(*major))) {
+      o.version = h->first.str();
+    }
+  }
+
   void accept(int i, const PeInfo& pe) {
     auto& o = obj(i);
     o.pe = pe;
     o.real_path = o.path.value_or("");
     if (pe.file_version) o.version = *pe.file_version;
+    if (o.path) cudnn_version_from_header(o);
     loaded_[to_lower(path_basename(o.name))] = i;
     if (o.path) loaded_[to_lower(path_basename(*o.path))] = i;
   }

@@ -52,6 +52,13 @@ void probe_windows_driver(const ProbeContext& ctx, WindowsFacts& win, DriverFact
 std::vector<ToolkitFacts> probe_windows_toolkits(const ProbeContext& ctx);
 // cuDNN copies: inside toolkits (bin, bin\x64), the cuDNN 9 installer layout
 // (Program Files\NVIDIA\CUDNN\v9.x\bin\<cuda>\), CUDNN_HOME / CUDNN_PATH, every PATH directory.
+// The cuDNN `major` header (cudnn_version.h, else cudnn.h) that belongs to DLLs in `dll_dir`:
+// in the include directories `include_dirs` (empty: those of the layout, <root>\bin[\x64 or
+// \<cuda>] -> <root>\include[\<cuda>]). The version and the header's path.
+std::optional<std::pair<Version, std::string>> windows_cudnn_header(
+    const FileSystem& fs, const std::string& dll_dir, int major,
+    std::vector<std::string> include_dirs = {});
+
 std::vector<CudnnCopy> probe_windows_cudnn(const ProbeContext& ctx,
                                            const std::vector<ToolkitFacts>& toolkits);
 // The MSVC and OpenMP run times, zlibwapi.dll, CUDA DLLs inside Python environments, the

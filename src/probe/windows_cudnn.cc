@@ -59,6 +59,26 @@ std::vector<std::string> includes_for(const std::string& dir) {
 
 }  // namespace
 
+std::optional<std::pair<Version, std::string>> windows_cudnn_header(
+    const FileSystem& fs, const std::string& dll_dir, int major,
+    std::vector<std::string> include_dirs) {
+  if (include_dirs.empty()) include_dirs = includes_for(dll_dir);
+  for (const auto& inc : include_dirs) {
+    auto dir = win_find(fs, inc);
+    if (!dir) continue;
+    for (const char* h : {"cudnn_version.h", "cudnn.h"}) {
+      auto hp = win_child(fs, *dir, h);
+      if (!hp) continue;
+      auto text = fs.read_file(*hp);
+      if (!text) continue;
+      if (auto v = cudnn_header_version(*text); v && v->major() == major) {
+        return std::make_pair(*v, *hp);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 std::vector<CudnnCopy> probe_windows_cudnn(const ProbeContext& ctx,
                                            const std::vector<ToolkitFacts>& toolkits) {
   const FileSystem& fs = ctx.fs;
@@ -153,23 +173,10 @@ std::vector<CudnnCopy> probe_windows_cudnn(const ProbeContext& ctx,
                      : main_name + " is missing from this directory",
             c.library);
       }
-      for (const auto& inc : cand.include_dirs) {
-        auto dir = win_find(fs, inc);
-        if (!dir) continue;
-        for (const char* h : {"cudnn_version.h", "cudnn.h"}) {
-          auto hp = win_child(fs, *dir, h);
-          if (!hp) continue;
-          auto text = fs.read_file(*hp);
-          if (!text) continue;
-          if (auto v = cudnn_header_version(*text); v && v->major() == major) {
-            c.header_version = Fact<Version>::known(*v, *hp);
-            c.header_path = *hp;
-            break;
-          }
-        }
-        if (c.header_version) break;
-      }
-      if (!c.header_version) {
+      if (auto h = windows_cudnn_header(fs, cand.dir, major, cand.include_dirs)) {
+        c.header_version = Fact<Version>::known(h->first, h->second);
+        c.header_path = h->second;
+      } else {
         c.header_version = Fact<Version>::unknown(
             FactStatus::not_found,
             "no cudnn_version.h for cuDNN " + std::to_string(major) + " beside this copy",
