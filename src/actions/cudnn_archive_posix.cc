@@ -216,6 +216,7 @@ Result<std::unique_ptr<CudnnSource>> open_loaded(std::shared_ptr<const LibArchiv
   auto a = open_reader(*la, file);
   if (!a) return std::unexpected(a.error());
   std::vector<SourceEntry> raw;
+  uint64_t total = 0;
   archive_entry* ae = nullptr;
   for (;;) {
     int r = (*la)->next_header(a->get(), &ae);
@@ -243,8 +244,12 @@ Result<std::unique_ptr<CudnnSource>> open_loaded(std::shared_ptr<const LibArchiv
       if (!t) t = l.hardlink(ae);
       e.link_target = t ? t : "";
     }
+    // Over a limit: stop at this header, before its data is decompressed (a bomb's cost is
+    // in skipping it); check_source_entries refuses the list, naming the entry.
+    total += e.size;
+    const bool over = e.size > limits.max_entry_bytes || total > limits.max_total_bytes;
     raw.push_back(std::move(e));
-    if (raw.size() > limits.max_entries) break;  // check_source_entries refuses it
+    if (over || raw.size() > limits.max_entries) break;
     l.data_skip(a->get());
   }
   if (raw.empty()) return fail(file + ": the archive is empty");

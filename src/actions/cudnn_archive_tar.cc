@@ -148,19 +148,43 @@ Result<std::unique_ptr<CudnnSource>> open_tar_program_source(const std::string& 
                                                              const TarProgram& tar) {
   ProcessOptions opt;
   opt.timeout = std::chrono::minutes(5);
-  opt.max_output = 64u << 20;
+  // The listing is read as it comes: at the first line over a limit tar is stopped, before
+  // it decompresses the rest of a bomb; check_source_entries then refuses, naming the entry.
+  std::string listing;
+  size_t parsed_up_to = 0, count = 0;
+  uint64_t total = 0;
+  bool over = false;
+  opt.on_stdout = [&](std::string_view piece) {
+    listing.append(piece);
+    const size_t end = listing.rfind('\n');
+    if (end == std::string::npos || end + 1 <= parsed_up_to) return true;
+    auto lines = parse_tar_listing(
+        std::string_view(listing).substr(parsed_up_to, end + 1 - parsed_up_to), tar.flavor);
+    parsed_up_to = end + 1;
+    if (!lines) return true;  // the whole listing's parse below says what is wrong
+    for (const auto& e : *lines) {
+      total += e.size;
+      if (++count > limits.max_entries || e.size > limits.max_entry_bytes ||
+          total > limits.max_total_bytes) {
+        over = true;
+        return false;
+      }
+    }
+    return listing.size() < (64u << 20);
+  };
   // -P: list names exactly as stored (GNU tar strips a leading '/' otherwise, which
   // would hide an absolute path from the safety check).
   auto run = run_process({tar.path, "-P", "-tvf", file}, opt);
   if (!run) return std::unexpected(run.error());
-  if (run->timed_out) {
+  if (over) listing.resize(parsed_up_to);  // the complete lines: the last is the culprit
+  if (!over && run->timed_out) {
     return fail(fmt::format("{}: {} -tvf did not finish within 5 minutes", file, tar.path));
   }
-  if (run->exit_code != 0) {
+  if (!over && run->exit_code != 0) {
     return fail(fmt::format("{}: {} cannot list it (exit {}): {}", file, tar.path, run->exit_code,
                             trim(run->err)));
   }
-  auto raw = parse_tar_listing(run->out, tar.flavor);
+  auto raw = parse_tar_listing(listing, tar.flavor);
   if (!raw) return fail(fmt::format("{}: {}", file, raw.error().message));
   if (raw->empty()) return fail(file + ": the archive is empty");
   auto checked = check_source_entries(std::move(*raw), "archive " + file, limits);

@@ -346,6 +346,15 @@ Result<std::unique_ptr<CudnnSource>> open_cudnn_source(const std::string& path,
                 "cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz, or its extracted directory)");
   }
   if (st->type == FileType::directory) return open_directory_source(path, limits);
+  if (st->type != FileType::regular) {
+    // A FIFO would block the archive reader and a device never ends: named, never opened.
+    const char* what = st->type == FileType::char_device    ? "a character device"
+                       : st->type == FileType::block_device ? "a block device"
+                                                            : "a FIFO or a socket";
+    return fail(path + " is " + what +
+                ", not an archive file or a directory: give the downloaded cuDNN archive "
+                "(.tar.xz, .zip) or the directory it was extracted to");
+  }
   return open_archive_source(path, limits);
 }
 

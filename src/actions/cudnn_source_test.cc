@@ -326,6 +326,60 @@ TEST(CudnnSource, SparseAndManyMemberBombsAreRefusedFastInBoundedMemory) {
   }
 }
 
+// A compressed bomb is refused at its header: the member's data is never decompressed. The
+// archive here is cut short right after that header, so a reader that went on to skip the
+// data would fail on the truncation instead of naming the limit.
+TEST(CudnnSource, OversizedMemberIsRefusedAtItsHeader) {
+  TempDir tmp("bombheader");
+  const std::string top = "cudnn-linux-x86_64-9.1.0.70_cuda12-archive";
+  std::filesystem::create_directories(tmp.at(top + "/lib"));
+  {
+    FILE* f = std::fopen(tmp.at(top + "/lib/libcudnn_ops.so.9.1.0").c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(ftruncate(fileno(f), 64ll << 20), 0);  // 64 MiB of zeros (not --sparse)
+    std::fclose(f);
+  }
+  ProcessOptions opt;
+  opt.timeout = std::chrono::seconds(60);
+  auto made = run_process({"tar", "-C", tmp.path(), "-czf", tmp.at("bomb.tar.gz"), top}, opt);
+  ASSERT_TRUE(made && made->exit_code == 0) << (made ? made->err : made.error().message);
+  std::filesystem::resize_file(tmp.at("bomb.tar.gz"), 4096);  // the headers, little data
+  SourceLimits limits;
+  limits.max_entry_bytes = 1u << 20;
+  std::vector<std::function<Result<std::unique_ptr<CudnnSource>>()>> readers = {
+      [&] { return open_libarchive_source(tmp.at("bomb.tar.gz"), limits, {"libarchive.so.13"}); }};
+  for (const auto& tar : testing_tar_programs(ArchiveFormat::tar_xz)) {
+    readers.push_back(
+        [&, tar] { return open_tar_program_source(tmp.at("bomb.tar.gz"), limits, tar); });
+  }
+  for (const auto& open : readers) {
+    auto src = open();
+    ASSERT_FALSE(src);
+    EXPECT_NE(src.error().message.find("lib/libcudnn_ops.so.9.1.0"), std::string::npos)
+        << src.error().message;
+    EXPECT_NE(src.error().message.find("larger than the 1.0 MiB limit for one file"),
+              std::string::npos)
+        << src.error().message;
+  }
+}
+
+TEST(CudnnSource, FifoOrDeviceAsTheSourceIsNamedNotOpened) {
+  TempDir tmp("fifosource");
+  ASSERT_EQ(::mkfifo(tmp.at("cudnn.tar.xz").c_str(), 0644), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto src = open_cudnn_source(tmp.at("cudnn.tar.xz"));  // a blocking open would hang here
+  ASSERT_FALSE(src);
+  EXPECT_NE(src.error().message.find("is a FIFO or a socket, not an archive file"),
+            std::string::npos)
+      << src.error().message;
+  src = open_cudnn_source("/dev/zero");
+  ASSERT_FALSE(src);
+  EXPECT_NE(src.error().message.find("/dev/zero is a character device"), std::string::npos)
+      << src.error().message;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  EXPECT_FALSE(source_sha256(tmp.at("cudnn.tar.xz")));
+}
+
 TEST(CudnnSource, NotAnArchiveAndMissingFileSayWhat) {
   TempDir tmp("notarch");
   testing::write_file(tmp.at("x.tar.xz"), "this is not an archive");

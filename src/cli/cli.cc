@@ -432,8 +432,7 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   ver->add_option("--timeout", verify_opts.timeout_s,
                   "Stop the GPU work after this long and report the step it hung in "
                   "(default 600, with --full 3600)")
-      ->type_name("SECONDS")
-      ->check(CLI::PositiveNumber);
+      ->type_name("SECONDS");
   ver->add_flag("--in-process", verify_opts.in_process,
                 "Run the GPU work in this process, not in a child (a crash in a CUDA library "
                 "then ends dlenv)");

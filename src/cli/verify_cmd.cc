@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <ostream>
 
@@ -236,6 +237,10 @@ int run_verify_isolated(const VerifyCliOptions& o, const std::string& program, s
 }  // namespace
 
 int run_verify_command(const VerifyCliOptions& o, std::ostream& out, std::ostream& err) {
+  if (o.timeout_s < 0 || !std::isfinite(o.timeout_s)) {
+    err << "dlenv verify: --timeout must be a positive number of seconds\n";
+    return kExitUsage;
+  }
   if (!o.in_process) {
     const std::string program = dlenv_program();
     if (program.empty()) {
