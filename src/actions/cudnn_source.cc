@@ -318,22 +318,81 @@ Result<std::unique_ptr<CudnnSource>> open_archive_source(const std::string& file
   return open_archive_source(file, limits, default_archive_readers());
 }
 
-Result<std::string> source_sha256(const std::string& path) {
+Result<std::string> source_sha256(const std::string& path, const SourceProgressReport& report) {
   auto fs = make_real_filesystem();
   auto st = fs->stat(path);
   if (!st || st->type != FileType::regular) {
     return fail(path + ": not an archive file (a SHA-256 is taken of the downloaded archive)");
   }
+  SourceProgress p;
+  p.total_bytes = st->size;
+  p.total_files = 1;
+  auto tell = [&] {
+    if (report) report(p);
+  };
+  tell();
   Sha256 sha;
   std::string buf(1u << 20, '\0');
   for (uint64_t at = 0;;) {
     auto n = fs->read_at(path, at, std::span<char>(buf.data(), buf.size()));
-    if (!n) return std::unexpected(n.error());
+    if (!n) {
+      p.done = true;
+      tell();
+      return std::unexpected(n.error());
+    }
     if (*n == 0) break;
     sha.update(std::string_view(buf.data(), *n));
     at += *n;
+    p.bytes = at;
+    tell();
   }
+  p.files = 1;
+  p.done = true;
+  tell();
   return sha.hex_digest();
+}
+
+namespace {
+
+class ProgressSource : public CudnnSource {
+ public:
+  ProgressSource(std::unique_ptr<CudnnSource> inner, SourceProgressReport report)
+      : inner_(std::move(inner)), report_(std::move(report)) {}
+  std::string description() const override { return inner_->description(); }
+  std::string file_name() const override { return inner_->file_name(); }
+  const std::vector<SourceEntry>& entries() const override { return inner_->entries(); }
+  Result<void> stream_files(const std::function<bool(const SourceEntry&)>& want,
+                            const FilePieceVisitor& visit) const override {
+    SourceProgress p;
+    for (const auto& e : inner_->entries()) {
+      if (e.type != SourceEntryType::file || !want(e)) continue;
+      p.total_bytes += e.size;
+      ++p.total_files;
+    }
+    report_(p);
+    auto r = inner_->stream_files(
+        want, [&](const SourceEntry& e, uint64_t offset, std::string_view piece) {
+          auto v = visit(e, offset, piece);
+          p.bytes += piece.size();
+          if (offset + piece.size() == e.size) ++p.files;
+          report_(p);
+          return v;
+        });
+    p.done = true;
+    report_(p);
+    return r;
+  }
+
+ private:
+  std::unique_ptr<CudnnSource> inner_;
+  SourceProgressReport report_;
+};
+
+}  // namespace
+
+std::unique_ptr<CudnnSource> reporting_progress(std::unique_ptr<CudnnSource> inner,
+                                                SourceProgressReport report) {
+  return std::make_unique<ProgressSource>(std::move(inner), std::move(report));
 }
 
 Result<std::unique_ptr<CudnnSource>> open_cudnn_source(const std::string& path,

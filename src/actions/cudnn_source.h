@@ -83,6 +83,20 @@ class CudnnSource {
   Result<std::string> read(std::string_view path) const;
 };
 
+// How far one stream_files pass is: bytes and files of the files it reads, of how many.
+struct SourceProgress {
+  uint64_t bytes = 0, total_bytes = 0;
+  size_t files = 0, total_files = 0;
+  bool done = false;  // the pass ended (read to the end, or stopped by an error)
+};
+using SourceProgressReport = std::function<void(const SourceProgress&)>;
+
+// `inner`, whose stream_files passes call `report` after every piece (the first call with
+// nothing read yet, the last with `done` set, whether the pass finished or failed): what a
+// progress line shows. The caller decides how often to draw.
+std::unique_ptr<CudnnSource> reporting_progress(std::unique_ptr<CudnnSource> inner,
+                                                SourceProgressReport report);
+
 // Checks entries as read from a source, strips the single common top directory
 // (cudnn-linux-x86_64-9.1.0.70_cuda12-archive/) and normalises the paths.
 // Error (naming the entry and the reason) for: absolute paths or drive letters,
@@ -143,7 +157,8 @@ Result<std::unique_ptr<CudnnSource>> open_tar_program_source(const std::string& 
 
 // The SHA-256 of the archive file `path` (lowercase hex), read in 1 MiB pieces;
 // Error for a directory or an unreadable file.
-Result<std::string> source_sha256(const std::string& path);
+// `report` (when given) hears of the bytes hashed, as reporting_progress() tells them.
+Result<std::string> source_sha256(const std::string& path, const SourceProgressReport& report = {});
 
 // A directory or an archive, whichever `path` is.
 Result<std::unique_ptr<CudnnSource>> open_cudnn_source(const std::string& path,

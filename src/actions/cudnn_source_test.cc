@@ -273,6 +273,67 @@ TEST_P(SourceFormats, StreamsFilesInBoundedPieces) {
   }
 }
 
+// What a progress line is fed: totals before the first byte, every byte and file counted
+// as it is read, and a last report marked done, for a reading pass and for the hash.
+TEST(CudnnSource, ReportingProgressCountsEveryByteAndEndsDone) {
+  TempDir tmp("progress");
+  const std::string file = tmp.at("c.tar.xz");
+  std::string big(3u << 20, '\0');
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>((i * 131) >> 7);
+  auto tree = small_tree("top");
+  tree.push_back({"top/lib/libcudnn_big.so.9.1.0", big});
+  write_archive(file, ArchiveFormat::tar_xz, tree);
+  auto opened = open_cudnn_source(file);
+  ASSERT_TRUE(opened) << opened.error().message;
+  uint64_t want_bytes = 0;
+  size_t want_files = 0;
+  for (const auto& e : (*opened)->entries()) {
+    if (e.type != SourceEntryType::file) continue;
+    want_bytes += e.size;
+    ++want_files;
+  }
+  std::vector<SourceProgress> seen;
+  auto src =
+      reporting_progress(std::move(*opened), [&](const SourceProgress& p) { seen.push_back(p); });
+  for (int pass = 0; pass < 2; ++pass) {
+    seen.clear();
+    uint64_t visited = 0;
+    auto r = src->stream_files([](const SourceEntry&) { return true; },
+                               [&](const SourceEntry&, uint64_t, std::string_view piece) {
+                                 visited += piece.size();
+                                 return Result<void>{};
+                               });
+    ASSERT_TRUE(r) << r.error().message;
+    ASSERT_GE(seen.size(), 3u);
+    EXPECT_EQ(seen.front().bytes, 0u);
+    EXPECT_EQ(seen.front().total_bytes, want_bytes);
+    EXPECT_EQ(seen.front().total_files, want_files);
+    for (size_t i = 1; i < seen.size(); ++i) EXPECT_GE(seen[i].bytes, seen[i - 1].bytes);
+    for (size_t i = 0; i + 1 < seen.size(); ++i) EXPECT_FALSE(seen[i].done) << i;
+    EXPECT_TRUE(seen.back().done);
+    EXPECT_EQ(seen.back().bytes, want_bytes);
+    EXPECT_EQ(seen.back().files, want_files);
+    EXPECT_EQ(visited, want_bytes);
+  }
+  // A pass that fails still ends with a done report (the line is cleared before the error).
+  seen.clear();
+  auto failed = src->stream_files(
+      [](const SourceEntry&) { return true; },
+      [&](const SourceEntry&, uint64_t, std::string_view) { return Result<void>(fail("stop")); });
+  EXPECT_FALSE(failed);
+  ASSERT_FALSE(seen.empty());
+  EXPECT_TRUE(seen.back().done);
+
+  seen.clear();
+  auto sha = source_sha256(file, [&](const SourceProgress& p) { seen.push_back(p); });
+  ASSERT_TRUE(sha) << sha.error().message;
+  ASSERT_GE(seen.size(), 2u);
+  EXPECT_EQ(seen.front().bytes, 0u);
+  EXPECT_EQ(seen.front().total_bytes, std::filesystem::file_size(file));
+  EXPECT_TRUE(seen.back().done);
+  EXPECT_EQ(seen.back().bytes, std::filesystem::file_size(file));
+}
+
 // Peak resident memory of this process so far, in bytes.
 uint64_t peak_rss() {
   struct rusage u {};

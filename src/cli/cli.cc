@@ -550,7 +550,9 @@ int cli_main(int argc, const char* const* argv, std::ostream& out, std::ostream&
   std::ostream highlighted(&highlight);
   VisibleTextBuf visible(highlighted);
   std::ostream text_out(&visible);
-  auto run_cudnn = add_cudnn_command(app, choices, text_out, err);
+  // cudnn inspect/install draw a progress line as verify does: escapes of our own, on raw_err.
+  auto run_cudnn =
+      add_cudnn_command(app, choices, text_out, err, stdout_is_tty ? &raw_err : nullptr);
   auto run_env = add_env_command(app, choices, out, err);
   auto run_fleet = add_fleet_command(app, choices, std::cin, out, err);
 

@@ -11,6 +11,7 @@
 #include "actions/cudnn_verify.h"
 #include "cli/cli.h"
 #include "cli/kill_point.h"
+#include "cli/progress_line.h"
 #include "cli/self_exe.h"
 #include "util/safe_text.h"
 #include "util/strings.h"
@@ -51,7 +52,21 @@ struct CudnnOptions {
   std::string sha256;
   std::string max_file_size, max_total_size;  // SourceLimits overrides ("" = default)
   size_t max_files = 0;
+  std::ostream* progress = nullptr;  // where progress lines go (a terminal), else none
 };
+
+// The progress line of one kind of pass over the source ("reading", "hashing"): drawn on
+// o.progress unless there is none or --json was asked for.
+ProgressLine progress_line(const CudnnOptions& o, std::ostream& err, const char* label) {
+  const bool on = o.progress != nullptr && !o.common.json;
+  return ProgressLine(on ? *o.progress : err, label, on);
+}
+
+// `src` reporting its reading passes to `line` when the line is on.
+std::unique_ptr<CudnnSource> shown_on(std::unique_ptr<CudnnSource> src, ProgressLine& line) {
+  if (!line.enabled()) return src;
+  return reporting_progress(std::move(src), line.reporter());
+}
 
 // The limits a source is opened with: the defaults (cudnn_source.h), or the
 // --max-file-size / --max-total-size / --max-files given. nullopt (said on `err`)
@@ -113,9 +128,12 @@ int inspect(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
   };
   auto src = open_cudnn_source(o.source, *limits);
   if (!src) return unreadable(src.error().message);
-  auto info = inspect_cudnn(**src, **kb);
+  ProgressLine reading = progress_line(o, err, "reading");
+  const auto source = shown_on(std::move(*src), reading);
+  auto info = inspect_cudnn(*source, **kb);
   if (!info) return unreadable(info.error().message);
-  if (auto sha = source_sha256(o.source)) info->sha256 = *sha;
+  ProgressLine hashing = progress_line(o, err, "hashing");
+  if (auto sha = source_sha256(o.source, hashing.reporter())) info->sha256 = *sha;
   out << (o.common.json ? render_cudnn_inspect_json(*info) : render_cudnn_inspect_text(*info));
   return info->complete() ? kExitOk : kExitFindings;
 }
@@ -190,7 +208,8 @@ int install(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
     }
   }
   if (!o.sha256.empty()) {
-    auto sha = source_sha256(o.source);
+    ProgressLine hashing = progress_line(o, err, "hashing");
+    auto sha = source_sha256(o.source, hashing.reporter());
     if (!sha) {
       err << "dlenv cudnn install: --sha256: " << sha.error().message << "\n";
       return kExitFindings;
@@ -203,13 +222,15 @@ int install(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
   }
   auto limits = source_limits("install", o, err);
   if (!limits) return kExitUsage;
-  auto src = open_cudnn_source(o.source, *limits);
-  if (!src) {
-    err << "dlenv cudnn install: " << src.error().message << "\n";
+  auto opened = open_cudnn_source(o.source, *limits);
+  if (!opened) {
+    err << "dlenv cudnn install: " << opened.error().message << "\n";
     return kExitFindings;
   }
+  ProgressLine reading = progress_line(o, err, "reading");
+  const auto src = shown_on(std::move(*opened), reading);
   const ProbeContext ctx = probe_context(*setup);
-  auto plan = plan_cudnn_install(ctx, **src, io);
+  auto plan = plan_cudnn_install(ctx, *src, io);
   if (!plan) {
     err << "dlenv cudnn install: " << plan.error().message << "\n";
     return kExitFindings;
@@ -227,7 +248,7 @@ int install(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
   auto lock = lock_and_recover("install", o, ctx, *writer, plan->toolkit_real, err);
   if (!lock) return kExitFindings;
   const std::string toolkit = plan->toolkit_real;
-  plan = plan_cudnn_install(ctx, **src, io);
+  plan = plan_cudnn_install(ctx, *src, io);
   if (!plan) {
     err << "dlenv cudnn install: " << plan.error().message << "\n";
     return kExitFindings;
@@ -244,7 +265,7 @@ int install(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
     return kExitFindings;
   }
   auto r = execute_cudnn_install(
-      ctx, **src, *plan, *writer,
+      ctx, *src, *plan, *writer,
       child_load_checker({self_executable(), "cudnn", "load-check"}, setup->os));
   out << (o.common.json ? render_install_json(*plan, &r, false, setup->os)
                         : render_install_result_text(r));
@@ -345,8 +366,9 @@ int list(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
 }  // namespace
 
 CommandRunner add_cudnn_command(CLI::App& app, Choices& choices, std::ostream& out,
-                                std::ostream& err) {
+                                std::ostream& err, std::ostream* progress) {
   auto o = std::make_shared<CudnnOptions>();
+  o->progress = progress;
   auto* cudnn = app.add_subcommand(
       "cudnn",
       "Inspect a cuDNN archive, install it into a CUDA toolkit (and undo that), list copies");

@@ -20,8 +20,10 @@ namespace dlenv {
 
 using CommandRunner = std::function<std::optional<int>()>;
 
+// `progress`: where inspect and install draw their progress line (stderr as it is, when
+// output goes to a terminal), or nullptr for none.
 CommandRunner add_cudnn_command(CLI::App& app, Choices& choices, std::ostream& out,
-                                std::ostream& err);
+                                std::ostream& err, std::ostream* progress);
 
 // --root / --os / --env-file / --kb as every system-reading command takes them.
 struct ActionCommonOptions {

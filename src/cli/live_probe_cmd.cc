@@ -11,11 +11,9 @@
 namespace dlenv {
 
 int run_live_probe_child() {
-  // Sanitizer runtimes reserve terabytes of address space: no cap under them.
-#ifndef __SANITIZE_ADDRESS__
   const LiveLimits limits;
   limit_own_memory(limits.address_space_bytes, limits.data_bytes);
-#endif
+  let_crashes_end_this_process();
   const int fd = take_stdout_for_protocol();
   std::mutex mutex;
   LiveServeHooks hooks;

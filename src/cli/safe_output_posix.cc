@@ -35,7 +35,10 @@ class FdBuf : public std::streambuf {
     return ch;
   }
   std::streamsize xsputn(const char* s, std::streamsize n) override {
+    if (n <= 0) return 0;
     auto count = static_cast<size_t>(n);
+    // Unbuffered (no put area: pptr() is null) goes straight to the descriptor.
+    if (buf_.empty()) return write_all(s, count) ? n : 0;
     if (count <= static_cast<size_t>(epptr() - pptr())) {
       std::memcpy(pptr(), s, count);
       pbump(static_cast<int>(count));

@@ -347,6 +347,7 @@ int run_verify_command(const VerifyCliOptions& o, std::ostream& out, std::ostrea
   // Data only: CUDA reserves far more address space than it uses.
   if (o.child_protocol) limit_own_memory(std::numeric_limits<uint64_t>::max(), kVerifyDataBytes);
 #endif
+  if (o.child_protocol) let_crashes_end_this_process();
   VerifyResult r = run_verify(vo);
   if (vo.progress && !o.child_protocol) err << "\r\033[K" << std::flush;
   std::string report;

@@ -29,7 +29,14 @@ std::string current_executable();
 // Caps this process's memory, for a child that is about to run foreign code: the address
 // space (RLIMIT_AS) and the heap and other private data (RLIMIT_DATA) on POSIX; committed
 // memory (a job object's process limit) on Windows. An allocation past the cap fails
-// instead of exhausting the machine. False when the OS refused.
+// instead of exhausting the machine. False when the OS refused, and in a sanitizer build
+// (ASan reserves terabytes of address space for its shadow memory: no cap fits it).
 bool limit_own_memory(uint64_t address_space_bytes, uint64_t data_bytes);
+
+// For the same child: SIGSEGV, SIGBUS, SIGFPE, SIGILL and SIGABRT back to their default
+// action, so that a crash in foreign code ends the process with that signal for the parent
+// to name (a sanitizer runtime's handler would turn it into "exit status 1"). No-op on
+// Windows, where a crash is an exception code either way.
+void let_crashes_end_this_process();
 
 }  // namespace dlenv

@@ -1,10 +1,20 @@
 #include <grp.h>
 #include <pwd.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "platform/system.h"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DLENV_CLANG_ASAN 1
+#endif
+#endif
+#ifndef DLENV_CLANG_ASAN
+#define DLENV_CLANG_ASAN 0
+#endif
 
 namespace dlenv {
 
@@ -46,6 +56,11 @@ std::string current_executable() {
 }
 
 bool limit_own_memory(uint64_t address_space_bytes, uint64_t data_bytes) {
+#if defined(__SANITIZE_ADDRESS__) || DLENV_CLANG_ASAN
+  (void)address_space_bytes;
+  (void)data_bytes;
+  return false;
+#else
   auto lower = [](int resource, uint64_t bytes) {
     struct rlimit r {};
     if (::getrlimit(resource, &r) != 0) return false;
@@ -58,6 +73,16 @@ bool limit_own_memory(uint64_t address_space_bytes, uint64_t data_bytes) {
   const bool as = lower(RLIMIT_AS, address_space_bytes);
   const bool data = lower(RLIMIT_DATA, data_bytes);
   return as && data;
+#endif
+}
+
+void let_crashes_end_this_process() {
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
+    struct sigaction sa {};
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(sig, &sa, nullptr);
+  }
 }
 
 }  // namespace dlenv
