@@ -12,6 +12,7 @@
 #include "actions/cudnn_verify.h"
 #include "platform/process.h"
 #include "probe/loader_model.h"
+#include "probe/windows.h"
 #include "util/safe_text.h"
 #include "util/strings.h"
 
@@ -19,8 +20,6 @@ namespace dlenv {
 namespace {
 
 using nlohmann::json;
-
-const char* const kWindowsToolkits = "/Program Files/NVIDIA GPU Computing Toolkit/CUDA";
 
 std::optional<Version> read_toolkit_version(const FileSystem& fs, const std::string& root,
                                             std::string* source) {
@@ -79,14 +78,17 @@ std::vector<ToolkitLocation> find_cuda_toolkits(const ProbeContext& ctx) {
   };
   if (ctx.os == Os::windows) {
     if (auto v = ctx.env.get("CUDA_PATH"); v && !v->empty()) {
-      add(logical_toolkit_path(*v, Os::windows), true);
+      add(logical_toolkit_path(ctx, *v), true);
     }
     for (const auto& [k, v] : ctx.env.all()) {
-      if (starts_with(k, "CUDA_PATH_V")) add(logical_toolkit_path(v, Os::windows), false);
+      if (starts_with(k, "CUDA_PATH_V")) add(logical_toolkit_path(ctx, v), false);
     }
-    if (auto es = ctx.fs.list_dir(kWindowsToolkits)) {
+    // On the drive Windows has its Program Files on, not the current directory's.
+    const std::string toolkits =
+        path_join(win_program_files(ctx), "NVIDIA GPU Computing Toolkit/CUDA");
+    if (auto es = ctx.fs.list_dir(toolkits)) {
       for (const auto& e : *es) {
-        if (starts_with(e.name, "v")) add(path_join(kWindowsToolkits, e.name), false);
+        if (starts_with(e.name, "v")) add(path_join(toolkits, e.name), false);
       }
     }
     return out;
@@ -184,13 +186,9 @@ std::optional<std::string> changed_since_install(const FileSystem& fs, const std
 
 }  // namespace
 
-std::string logical_toolkit_path(const std::string& arg, Os os) {
-  if (os != Os::windows) return path_normalize(arg);
-  std::string p = arg;
-  std::replace(p.begin(), p.end(), '\\', '/');
-  if (p.size() >= 2 && p[1] == ':') p = p.substr(2);
-  if (p.empty() || p[0] != '/') p = "/" + p;
-  return path_normalize(p);
+std::string logical_toolkit_path(const ProbeContext& ctx, const std::string& arg) {
+  if (ctx.os != Os::windows) return path_normalize(arg);
+  return win_logical(ctx, arg);
 }
 
 std::string display_path(const std::string& logical, Os os) {
@@ -285,7 +283,7 @@ Result<CudnnInstallPlan> plan_cudnn_install(const ProbeContext& ctx, const Cudnn
   const bool want_major = plan.dist.cuda_major.ok();
   const int want_major_value = want_major ? static_cast<int>(*plan.dist.cuda_major) : 0;
   if (!o.toolkit.empty()) {
-    std::string root = logical_toolkit_path(o.toolkit, os);
+    std::string root = logical_toolkit_path(ctx, o.toolkit);
     if (!fs.is_dir(root)) {
       plan.blockers.push_back("--toolkit " + o.toolkit + ": not a directory");
       return plan;
@@ -741,7 +739,7 @@ Result<FoundInstall> find_install_manifest(const ProbeContext& ctx, const std::s
   const FileSystem& fs = ctx.fs;
   std::vector<std::string> roots;
   if (!toolkit.empty()) {
-    std::string root = logical_toolkit_path(toolkit, ctx.os);
+    std::string root = logical_toolkit_path(ctx, toolkit);
     roots.push_back(fs.real_path(root).value_or(root));
   } else {
     for (const auto& t : find_cuda_toolkits(ctx)) roots.push_back(t.real);

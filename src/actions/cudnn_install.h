@@ -188,8 +188,10 @@ struct ToolkitLocation {
 };
 std::vector<ToolkitLocation> find_cuda_toolkits(const ProbeContext& ctx);
 
-// Logical path from a user's toolkit argument ("C:\\CUDA\\v12.4" -> "/CUDA/v12.4" for windows).
-std::string logical_toolkit_path(const std::string& arg, Os os);
+// Logical path from a user's toolkit argument: for windows as win_logical() reads it
+// ("D:\\CUDA\\v12.4" -> "D:/CUDA/v12.4" on the machine itself, so that the current
+// directory's drive does not matter; "C:\\CUDA" -> "/CUDA" under --root).
+std::string logical_toolkit_path(const ProbeContext& ctx, const std::string& arg);
 // How a logical path is shown ("/Program Files/X" -> "C:\\Program Files\\X" for windows).
 std::string display_path(const std::string& logical, Os os);
 // Whether `path` is `dir` or lies under it, compared as shown: on Windows a real path comes

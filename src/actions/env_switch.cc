@@ -105,7 +105,7 @@ Result<EnvSwitch> plan_env_switch(const ProbeContext& ctx, const Version& cuda) 
   const char sep = os == Os::windows ? ';' : ':';
   // The toolkit an entry lies in (it or what it resolves to), or nullptr.
   auto owner = [&](const std::string& entry) -> const ToolkitLocation* {
-    std::string logical = logical_toolkit_path(entry, os);
+    std::string logical = logical_toolkit_path(ctx, entry);
     std::string real = fs.real_path(logical).value_or(logical);
     for (const auto& t : toolkits) {
       for (const auto& r : {t.root, t.real}) {

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "actions/cudnn_install.h"
 #include "actions/cudnn_test_support.h"
 #include "platform/env.h"
 #include "platform/filesystem.h"
@@ -333,6 +334,27 @@ TEST(UserEnvironment, UnreadableBackupIsRefused) {
   EXPECT_NE(r.error().message.find("cannot be read"), std::string::npos);
   EXPECT_TRUE(store.values.empty());
   EXPECT_FALSE(undo_user_environment(store));
+}
+
+// A Windows toolkit argument keeps its drive on the machine itself (the current directory's
+// drive must not matter) and is read as drive C: under --root, as every Windows probe reads
+// paths (probe/windows.h, win_logical).
+TEST(EnvSwitch, WindowsToolkitArgumentKeepsItsDriveOnTheMachineItself) {
+  auto env = make_map_env({});
+  auto real = make_real_filesystem();
+  ProbeContext live{*real, *env, *kb(), Os::windows, false, "test"};
+  EXPECT_EQ(logical_toolkit_path(live, "D:\\CUDA\\v12.4\\"), "D:/CUDA/v12.4");
+  EXPECT_EQ(
+      logical_toolkit_path(live, "c:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4"),
+      "C:/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v12.4");
+  TempDir root("winroot");
+  auto rooted = make_rooted_filesystem(root.path());
+  ProbeContext sysroot{*rooted, *env, *kb(), Os::windows, false, "test"};
+  EXPECT_EQ(logical_toolkit_path(sysroot, "C:\\CUDA\\v12.4"), "/CUDA/v12.4");
+  EXPECT_EQ(logical_toolkit_path(sysroot, "D:\\CUDA\\v12.4"), "") << "only C: is in the root";
+  ProbeContext linux_ctx{*real, *env, *kb(), Os::linux, false, "test"};
+  EXPECT_EQ(logical_toolkit_path(linux_ctx, "/usr/local/cuda/../cuda-12.4/"),
+            "/usr/local/cuda-12.4");
 }
 
 }  // namespace

@@ -288,7 +288,7 @@ int uninstall(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
   std::unique_ptr<FileLock> lock;
   if (!plan.ok()) {
     // An uninstall cut short after it moved the manifest away: recover, then look again.
-    const std::string given = logical_toolkit_path(o.toolkit, setup->os);
+    const std::string given = logical_toolkit_path(ctx, o.toolkit);
     for (const auto& t : find_interrupted_transactions(ctx)) {
       if (!o.toolkit.empty() && t.toolkit != ctx.fs.real_path(given).value_or(given)) continue;
       if (!lock_and_recover("uninstall", o, ctx, *writer, t.toolkit, err)) return kExitFindings;
@@ -317,7 +317,7 @@ int recover(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
   const ProbeContext ctx = probe_context(*setup);
   std::vector<std::string> toolkits;
   if (!o.toolkit.empty()) {
-    std::string t = logical_toolkit_path(o.toolkit, setup->os);
+    std::string t = logical_toolkit_path(ctx, o.toolkit);
     if (!ctx.fs.is_dir(t)) {
       err << "dlenv cudnn recover: " << o.toolkit << " is not a directory\n";
       return kExitUsage;

@@ -279,5 +279,36 @@ TEST(WindowsLive, SeedScenarioCuda117Cudnn85) {
   EXPECT_NE(text.out.find("set \"PATH=" + bin117 + ";" + bin120), std::string::npos) << text.out;
 }
 
+// The current directory on another drive than the toolkit's (issue 19: a toolkit path lost
+// its drive letter, so "C:\\...\\v12.4" was looked for on the current drive). Under Wine
+// Z: is the Unix root.
+TEST(WindowsLive, ToolkitPathsKeepTheirDriveWhenTheCurrentDirectoryIsOnAnother) {
+  Made made(L"C:\\Program Files\\NVIDIA GPU Computing Toolkit");
+  const fs::path v124 = kCuda / "v12.4";
+  toolkit_version(v124, "12.4.1");
+  fs::create_directories(v124 / "bin");
+  const std::string root = "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4";
+  EnvVar path(L"PATH");
+  EnvVar cuda_path(L"CUDA_PATH");
+  EnvVar v12(L"CUDA_PATH_V12_4");
+  path.set(root + "\\bin;C:\\windows\\system32;C:\\windows");
+  cuda_path.set(root);
+  v12.set(root);
+  struct Cwd {
+    fs::path old = fs::current_path();
+    ~Cwd() { fs::current_path(old); }
+  } cwd;
+  std::error_code ec;
+  fs::current_path(L"Z:\\tmp", ec);
+  if (ec) GTEST_SKIP() << "no drive Z: to stand in the current directory on";
+
+  CliRun rec = run_cli({"cudnn", "recover", "--toolkit", root});
+  EXPECT_EQ(rec.code, 0) << rec.out << rec.err;
+  EXPECT_EQ(rec.err.find("not a directory"), std::string::npos) << rec.err;
+  CliRun env = run_cli({"env", "--cuda", "12.4", "--shell", "powershell"});
+  EXPECT_EQ(env.code, 0) << env.out << env.err;
+  EXPECT_NE(env.out.find(root), std::string::npos) << env.out;
+}
+
 }  // namespace
 }  // namespace dlenv
