@@ -19,6 +19,7 @@
 #include "actions/file_writer.h"
 #include "cli/cli.h"
 #include "cli/cli_test_support.h"
+#include "util/sanitizer_build.h"
 
 namespace dlenv {
 namespace {
@@ -110,11 +111,7 @@ struct KillPointRun {
 // Every kill point in the ci build; under the sanitizers, where one run takes ~10 times as
 // long (the whole sweep there was 270 s of CI's 60 min), every fourth and then every one of
 // the last four (the few after the commit record are there).
-#ifdef __SANITIZE_ADDRESS__
-constexpr int kKillPointStride = 4;
-#else
-constexpr int kKillPointStride = 1;
-#endif
+constexpr int kKillPointStride = kSanitizerBuild ? 4 : 1;
 
 // Kills `args` at every mutating call in turn (see kKillPointStride), recovering after each.
 KillPointRun every_kill_point(Harness& s, const std::string& tree, const Snapshot& before,

@@ -6,15 +6,7 @@
 #include <unistd.h>
 
 #include "platform/system.h"
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define DLENV_CLANG_ASAN 1
-#endif
-#endif
-#ifndef DLENV_CLANG_ASAN
-#define DLENV_CLANG_ASAN 0
-#endif
+#include "util/sanitizer_build.h"
 
 namespace dlenv {
 
@@ -56,11 +48,7 @@ std::string current_executable() {
 }
 
 bool limit_own_memory(uint64_t address_space_bytes, uint64_t data_bytes) {
-#if defined(__SANITIZE_ADDRESS__) || DLENV_CLANG_ASAN
-  (void)address_space_bytes;
-  (void)data_bytes;
-  return false;
-#else
+  if (kSanitizerBuild) return false;
   auto lower = [](int resource, uint64_t bytes) {
     struct rlimit r {};
     if (::getrlimit(resource, &r) != 0) return false;
@@ -73,7 +61,6 @@ bool limit_own_memory(uint64_t address_space_bytes, uint64_t data_bytes) {
   const bool as = lower(RLIMIT_AS, address_space_bytes);
   const bool data = lower(RLIMIT_DATA, data_bytes);
   return as && data;
-#endif
 }
 
 void let_crashes_end_this_process() {

@@ -11,6 +11,7 @@
 
 #include "probe/fake_library_test_support.h"
 #include "probe/live_isolation.h"
+#include "util/sanitizer_build.h"
 
 namespace dlenv {
 namespace {
@@ -83,11 +84,7 @@ TEST(LiveIsolation, HangIsStoppedByTheChildsWatchdog) {
   const auto took = std::chrono::steady_clock::now() - t0;
   // A 1.5 s step timeout and two child starts; an ASan child takes about a second to start,
   // more with the suite running beside it.
-#ifdef __SANITIZE_ADDRESS__
-  EXPECT_LT(took, std::chrono::milliseconds(10000));
-#else
-  EXPECT_LT(took, std::chrono::milliseconds(5000));
-#endif
+  EXPECT_LT(took, std::chrono::milliseconds(kSanitizerBuild ? 10000 : 5000));
   ASSERT_EQ(a.failures.size(), 1u);
   EXPECT_EQ(a.failures[0].failure, "did not answer within 1.5 s (the probe process was stopped)");
   expect_cudnn_answered(a);
@@ -106,9 +103,7 @@ TEST(LiveIsolation, ExitAndGarbageAreFailures) {
 }
 
 TEST(LiveIsolation, MemoryIsCappedInTheChild) {
-#ifdef __SANITIZE_ADDRESS__
-  GTEST_SKIP() << "no cap under the sanitizers (their runtime reserves terabytes)";
-#endif
+  if (kSanitizerBuild) GTEST_SKIP() << "no cap under the sanitizers (limit_own_memory)";
   // The fake tries to take 1 TiB: the child's RLIMIT_DATA (LiveLimits, 4 GiB) stops it, and
   // the library sees a failed allocation, as a runaway one would.
   LiveAnswers a = nvml_then_cudnn("hog");
