@@ -451,10 +451,43 @@ Result<CudnnDistInfo> inspect_cudnn(const CudnnSource& source, const Kb& kb) {
   return info;
 }
 
+ArchiveDigestCheck check_archive_digest(const Kb& kb, const std::string& file_name,
+                                        const std::string& sha256) {
+  ArchiveDigestCheck c;
+  c.match = kb.cudnn_archive_by_sha256(sha256);
+  if (const CudnnArchive* named = kb.cudnn_archive_by_file(file_name);
+      named && named->sha256 != sha256) {
+    c.named = named;
+  }
+  return c;
+}
+
+std::string archive_digest_mismatch(const CudnnArchive& named, const std::string& sha256) {
+  return fmt::format(
+      "the file carries the name of NVIDIA's {} but its SHA-256 is {}, not the {} NVIDIA "
+      "published ({}{}): the download is damaged or is not NVIDIA's file; download it again",
+      named.file, sha256, named.sha256, named.ref.source,
+      named.ref.confirmed ? "" : "; a digest this KB has not confirmed");
+}
+
+void add_archive_digest(CudnnDistInfo& info, const Kb& kb, const std::string& sha256) {
+  info.sha256 = sha256;
+  const ArchiveDigestCheck c = check_archive_digest(kb, info.file_name, sha256);
+  if (c.match) info.known_archive = *c.match;
+  if (c.named) {
+    (c.named->ref.confirmed ? info.errors : info.warnings)
+        .push_back(archive_digest_mismatch(*c.named, sha256));
+  }
+}
+
 std::string render_cudnn_inspect_text(const CudnnDistInfo& i) {
   std::string o;
   o += fmt::format("cuDNN distribution: {}\n", i.source);
   if (!i.sha256.empty()) o += fmt::format("  sha256:     {}\n", i.sha256);
+  if (const auto& k = i.known_archive) {
+    o += fmt::format("              = NVIDIA's {} ({}{})\n", k->file, k->ref.source,
+                     k->ref.confirmed ? "" : "; unconfirmed");
+  }
   auto fact = [](const auto& f, auto show) {
     return f ? fmt::format("{}  ({})", show(*f), f.source) : "unknown (" + f.reason + ")";
   };
@@ -508,6 +541,13 @@ std::string render_cudnn_inspect_json(const CudnnDistInfo& i) {
            {"source", i.source},
            {"file_name", i.file_name},
            {"sha256", i.sha256.empty() ? json(nullptr) : json(i.sha256)},
+           {"known_archive", i.known_archive ? json{{"file", i.known_archive->file},
+                                                    {"cudnn", i.known_archive->cudnn.str()},
+                                                    {"cuda_major", i.known_archive->cuda_major},
+                                                    {"platform", i.known_archive->platform},
+                                                    {"source", i.known_archive->ref.source},
+                                                    {"confirmed", i.known_archive->ref.confirmed}}
+                                             : json(nullptr)},
            {"os", i.os == Os::windows ? "windows" : "linux"},
            {"platform", fact_json(i.platform, [](const std::string& s) { return s; })},
            {"version", fact_json(i.version, [](const Version& v) { return v.str(); })},

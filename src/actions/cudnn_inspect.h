@@ -31,6 +31,8 @@ struct CudnnDistInfo {
   std::string source;     // "archive /x/cudnn-....tar.xz"
   std::string file_name;  // the archive / directory name
   std::string sha256;     // of the archive file (set by the caller: source_sha256); "" for a dir
+  // The NVIDIA archive of the KB (kb/cudnn_archives.json) with this digest (add_archive_digest).
+  std::optional<CudnnArchive> known_archive;
   Os os = Os::linux;
   Fact<std::string> platform;  // "linux-x86_64", "linux-sbsa", "windows-x86_64"
   Fact<Version> version;       // 9.1.0.70 when the file name has the build, else 9.1.0
@@ -67,6 +69,19 @@ std::optional<CudnnArchiveName> parse_cudnn_archive_name(const std::string& file
 
 // CUDNN_MAJOR / CUDNN_MINOR / CUDNN_PATCHLEVEL from cudnn_version.h (or cudnn.h).
 std::optional<Version> parse_cudnn_version_header(const std::string& text);
+
+// What the KB knows of an archive's SHA-256 (kb/cudnn_archives.json).
+struct ArchiveDigestCheck {
+  const CudnnArchive* match = nullptr;  // the row with this digest
+  const CudnnArchive* named = nullptr;  // the row with this file name when its digest differs
+};
+ArchiveDigestCheck check_archive_digest(const Kb& kb, const std::string& file_name,
+                                        const std::string& sha256);
+// "… carries the name of NVIDIA's … but not its SHA-256 …": why a download is not NVIDIA's file.
+std::string archive_digest_mismatch(const CudnnArchive& named, const std::string& sha256);
+// Sets info.sha256 and what the KB knows of it: known_archive on a match; on a file that
+// carries a KB name with another digest, an error (confirmed row) or a warning.
+void add_archive_digest(CudnnDistInfo& info, const Kb& kb, const std::string& sha256);
 
 std::string render_cudnn_inspect_text(const CudnnDistInfo& info);
 std::string render_cudnn_inspect_json(const CudnnDistInfo& info);  // dlenv.cudnn-inspect/1

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "actions/cudnn_test_support.h"
 #include "platform/filesystem.h"
@@ -91,6 +92,78 @@ TEST(CudnnInspect, LinuxArchiveComplete) {
   EXPECT_NE(text.find("result: complete"), std::string::npos) << text;
   std::string json = render_cudnn_inspect_json(*info);
   EXPECT_NE(json.find("\"schema\": \"dlenv.cudnn-inspect/1\""), std::string::npos);
+}
+
+// Every archive the KB knows carries NVIDIA's name for what the row says it is.
+TEST(CudnnInspect, EveryKnownArchiveNameSaysItsRow) {
+  auto files = kb()->file_text("cudnn_archives.json");
+  ASSERT_TRUE(files);
+  size_t n = 0;
+  const nlohmann::json doc = nlohmann::json::parse(*files);
+  for (const auto& row : doc.at("archives")) {
+    const std::string file = row["file"];
+    SCOPED_TRACE(file);
+    const CudnnArchive* a = kb()->cudnn_archive_by_file(file);
+    ASSERT_NE(a, nullptr);
+    auto name = parse_cudnn_archive_name(file);
+    ASSERT_TRUE(name);
+    EXPECT_EQ(name->platform, a->platform);
+    EXPECT_EQ(name->version, a->cudnn);
+    EXPECT_EQ(name->cuda_major, a->cuda_major);
+    // The release is one the cuDNN table knows, for that CUDA major.
+    bool built_for = false;
+    for (const auto& b : kb()->cudnn_builds(a->cudnn)) {
+      built_for |= b.cuda_min.major() <= a->cuda_major && a->cuda_major <= b.cuda_max.major();
+    }
+    EXPECT_TRUE(built_for);
+    ++n;
+  }
+  EXPECT_GE(n, 80U);
+}
+
+TEST(CudnnInspect, ArchiveDigestAgainstTheKb) {
+  const std::string known = "cudnn-linux-x86_64-9.17.0.29_cuda13-archive.tar.xz";
+  const std::string sha = "455f15075493c82a1a8850aae6120f3fa6f7e457cbef56c1cb2e0a618b5b509e";
+  const std::string other = std::string(64, 'a');
+  // The digest of a known archive, under its own name or another: a match.
+  for (const std::string& name : {known, std::string("renamed.tar.xz")}) {
+    CudnnDistInfo info;
+    info.file_name = name;
+    add_archive_digest(info, *kb(), sha);
+    ASSERT_TRUE(info.known_archive) << name;
+    EXPECT_EQ(info.known_archive->file, known);
+    EXPECT_TRUE(info.errors.empty());
+    EXPECT_NE(render_cudnn_inspect_text(info).find("= NVIDIA's " + known), std::string::npos);
+    EXPECT_NE(render_cudnn_inspect_json(info).find("\"known_archive\": {"), std::string::npos);
+  }
+  // NVIDIA's name with another digest: damaged, and the message says what NVIDIA published.
+  CudnnDistInfo bad;
+  bad.file_name = known;
+  add_archive_digest(bad, *kb(), other);
+  EXPECT_FALSE(bad.known_archive);
+  ASSERT_EQ(bad.errors.size(), 1U);
+  EXPECT_NE(bad.errors[0].find("SHA-256 is " + other + ", not the " + sha), std::string::npos)
+      << bad.errors[0];
+  EXPECT_NE(bad.errors[0].find("download it again"), std::string::npos);
+  EXPECT_FALSE(bad.complete());
+  EXPECT_NE(render_cudnn_inspect_json(bad).find("\"known_archive\": null"), std::string::npos);
+  // An unknown name and digest: nothing to say.
+  CudnnDistInfo unknown;
+  unknown.file_name = "cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz";
+  add_archive_digest(unknown, *kb(), other);
+  EXPECT_FALSE(unknown.known_archive);
+  EXPECT_TRUE(unknown.errors.empty() && unknown.warnings.empty());
+  // An unconfirmed row: a warning, never an error.
+  const CudnnArchive* newest =
+      kb()->cudnn_archive_by_file("cudnn-linux-x86_64-9.24.0.43_cuda13-archive.tar.xz");
+  ASSERT_NE(newest, nullptr);
+  ASSERT_FALSE(newest->ref.confirmed);
+  CudnnDistInfo soft;
+  soft.file_name = newest->file;
+  add_archive_digest(soft, *kb(), other);
+  EXPECT_TRUE(soft.errors.empty());
+  ASSERT_EQ(soft.warnings.size(), 1U);
+  EXPECT_NE(soft.warnings[0].find("has not confirmed"), std::string::npos);
 }
 
 TEST(CudnnInspect, Windows8_5_0_96AgainstItsManifest) {

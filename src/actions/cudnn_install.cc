@@ -12,7 +12,7 @@
 #include "actions/cudnn_verify.h"
 #include "platform/process.h"
 #include "probe/loader_model.h"
-#include "probe/windows.h"
+#include "probe/windows_probes.h"
 #include "util/safe_text.h"
 #include "util/strings.h"
 
@@ -140,6 +140,22 @@ std::vector<std::string> toolkit_trees(const FileSystem& fs, const std::string& 
     }
   }
   return trees;
+}
+
+// Whether `dir` is a directory of a CUDA installation: it holds the CUDA runtime, its
+// header or the compiler (lib64, include, bin of a toolkit; a conda env's lib or include).
+bool holds_cuda_files(const FileSystem& fs, const std::string& dir) {
+  auto es = fs.list_dir(dir);
+  if (!es) return false;
+  for (const auto& e : *es) {
+    const std::string n = to_lower(e.name);
+    if (starts_with(n, "libcudart.so") || starts_with(n, "cudart64_") ||
+        starts_with(n, "cudart.") || n == "cuda_runtime.h" || n == "cuda_runtime_api.h" ||
+        n == "nvcc" || n == "nvcc.exe") {
+      return true;
+    }
+  }
+  return false;
 }
 
 // Modes as NVIDIA's own packages install them: 0755 for anything executable, else
@@ -459,11 +475,20 @@ Result<CudnnInstallPlan> plan_cudnn_install(const ProbeContext& ctx, const Cudnn
     plan.steps.push_back(std::move(s));
   }
   // A toolkit whose include/ or lib64/ is a link (conda, distro layouts): resolved once
-  // here, and said when it leads out of the toolkit (uninstall accepts those trees too).
+  // here. Out of the toolkit, it must lead to a directory of a CUDA installation (one that
+  // holds CUDA's own files), never to any directory a link happens to name (uninstall
+  // accepts those trees too).
   for (const auto& [rel, real] : real_dirs) {
-    if (!path_within(real, tk, os)) {
-      plan.warnings.push_back(fmt::format("{} is a link to {}: the files for {} go there",
-                                          display_path(path_join(tk, rel), os),
+    if (path_within(real, tk, os)) continue;
+    const std::string shown = display_path(path_join(tk, rel), os);
+    if (real == "/" || !holds_cuda_files(fs, real)) {
+      plan.blockers.push_back(fmt::format(
+          "{} is a link to {}, out of the toolkit, and that directory holds none of CUDA's "
+          "files (cudart, cuda_runtime.h, nvcc): dlenv does not write there. Point the link "
+          "at the toolkit's own directory, or choose a toolkit with --toolkit DIR",
+          shown, display_path(real, os)));
+    } else {
+      plan.warnings.push_back(fmt::format("{} is a link to {}: the files for {} go there", shown,
                                           display_path(real, os), rel));
     }
   }
@@ -863,8 +888,19 @@ CudnnUninstallPlan plan_cudnn_uninstall(const ProbeContext& ctx, const std::stri
 }
 
 CudnnUninstallResult execute_cudnn_uninstall(const ProbeContext& ctx, const CudnnUninstallPlan& p,
-                                             FileWriter& w) {
+                                             FileWriter& w, const SourceProgressReport& report) {
   CudnnUninstallResult r;
+  SourceProgress progress;
+  progress.total_files = p.items.size();
+  struct EndsProgress {  // `done` on every way out
+    const SourceProgressReport& report;
+    SourceProgress& progress;
+    ~EndsProgress() {
+      if (!report) return;
+      progress.done = true;
+      report(progress);
+    }
+  } ends{report, progress};
   r.version = p.version;
   r.toolkit = p.toolkit;
   if (!p.ok()) {
@@ -886,7 +922,12 @@ CudnnUninstallResult execute_cudnn_uninstall(const ProbeContext& ctx, const Cudn
   if (auto x = tx.make_dir(trash, 0700); !x) return abort("uninstall", x.error());
   size_t n = 0;
   std::vector<std::string> trashed;
+  if (report) report(progress);
   for (auto it = p.items.rbegin(); it != p.items.rend(); ++it) {
+    if (report && it != p.items.rbegin()) {
+      ++progress.files;
+      report(progress);
+    }
     if (fs.lstat(it->path)) {
       std::string t = path_join(trash, fmt::format("{:03}-{}", n++, path_basename(it->path)));
       if (auto x = tx.rename(it->path, t); !x) return abort("removing " + it->path, x.error());
@@ -916,6 +957,8 @@ CudnnUninstallResult execute_cudnn_uninstall(const ProbeContext& ctx, const Cudn
       r.notes.push_back(d + " was created by the install but is not empty now: kept");
     }
   }
+  progress.files = p.items.size();
+  if (report) report(progress);
   for (const auto& t : trashed) tx.remove_on_commit(t);
   tx.remove_on_commit(trash);
   auto committed = tx.commit();

@@ -134,9 +134,11 @@ CudnnUninstallPlan plan_cudnn_uninstall(const ProbeContext& ctx, const std::stri
 std::string render_uninstall_plan_text(const CudnnUninstallPlan& plan, Os os);
 std::string render_uninstall_plan_json(const CudnnUninstallPlan& plan);  // dry_run: true
 
-// Carries out a plan, journaled, under the caller's lock of the toolkit.
+// Carries out a plan, journaled, under the caller's lock of the toolkit. `report` (a progress
+// line) hears the files done of the plan's items, first with none and last with `done` set.
 CudnnUninstallResult execute_cudnn_uninstall(const ProbeContext& ctx,
-                                             const CudnnUninstallPlan& plan, FileWriter& writer);
+                                             const CudnnUninstallPlan& plan, FileWriter& writer,
+                                             const SourceProgressReport& report = {});
 
 // plan_cudnn_uninstall + execute_cudnn_uninstall: undoes `dlenv cudnn install` of `version`
 // ("9.1.0.70", or a prefix such as "9.1") in the toolkit (`toolkit` empty: every toolkit found is

@@ -444,6 +444,80 @@ TEST(CudnnInstall, SymlinkedDlenvUnderRootIsRefused) {
   EXPECT_EQ(diff(before, testing::snapshot(f.root.path())), "");
 }
 
+// Uninstall's progress: every item counted, first none, last `done` with all of them.
+TEST(CudnnInstall, UninstallReportsItsProgress) {
+  Fixture f;
+  ASSERT_TRUE(f.install());
+  auto c = f.ctx();
+  auto plan = plan_cudnn_uninstall(c, "9.1.0.70", f.tk);
+  ASSERT_TRUE(plan.ok()) << plan.failure;
+  std::vector<SourceProgress> seen;
+  auto writer = make_file_writer(f.root.path());
+  auto r = execute_cudnn_uninstall(c, plan, *writer,
+                                   [&](const SourceProgress& p) { seen.push_back(p); });
+  EXPECT_TRUE(r.removed) << r.failure;
+  ASSERT_GE(seen.size(), 3U);
+  EXPECT_EQ(seen.front().files, 0U);
+  EXPECT_FALSE(seen.front().done);
+  EXPECT_TRUE(seen.back().done);
+  EXPECT_EQ(seen.back().files, plan.items.size());
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].total_files, plan.items.size());
+    if (i > 0) {
+      EXPECT_GE(seen[i].files, seen[i - 1].files);
+    }
+  }
+}
+
+// A toolkit whose lib64/ or include/ is a link out of it (libraries moved to another disk,
+// distro layouts): followed when it leads to a directory of a CUDA installation, refused
+// when it leads anywhere else (here: a link to /etc). Nothing is written outside.
+TEST(CudnnInstall, LinkedLib64AndIncludeMustLeadToCudaDirectories) {
+  Fixture f;
+  const std::string lib64 = f.root.at("usr/local/cuda-12.4/lib64");
+  sfs::create_directories(f.root.at("data/cuda-12.4"));
+  sfs::rename(lib64, f.root.at("data/cuda-12.4/lib64"));
+  sfs::create_directory_symlink("/data/cuda-12.4/lib64", lib64);
+  {
+    auto src = open_cudnn_source(f.archive);
+    ASSERT_TRUE(src);
+    auto c = f.ctx();
+    auto plan = plan_cudnn_install(c, **src, {});
+    ASSERT_TRUE(plan) << plan.error().message;
+    EXPECT_TRUE(plan->ok()) << joined(plan->blockers);
+    EXPECT_NE(joined(plan->warnings)
+                  .find("/usr/local/cuda-12.4/lib64 is a link to /data/cuda-12.4/lib64: the "
+                        "files for lib64 go there"),
+              std::string::npos)
+        << joined(plan->warnings);
+  }
+  ASSERT_TRUE(f.install());
+  EXPECT_TRUE(sfs::exists(f.root.at("data/cuda-12.4/lib64/libcudnn.so.9.1.0")));
+  auto writer = make_file_writer(f.root.path());
+  auto c = f.ctx();
+  EXPECT_TRUE(uninstall_cudnn(c, "9.1.0.70", f.tk, *writer).removed);
+  EXPECT_FALSE(sfs::exists(f.root.at("data/cuda-12.4/lib64/libcudnn.so.9.1.0")));
+
+  // include/ -> /etc: refused, naming the link and where it leads.
+  testing::write_file(f.root.at("etc/passwd"), "root:x:0:0::/root:/bin/sh\n");
+  const std::string inc = f.root.at("usr/local/cuda-12.4/include");
+  sfs::remove_all(inc);
+  sfs::create_directory_symlink("/etc", inc);
+  auto before = testing::snapshot(f.root.path());
+  auto src = open_cudnn_source(f.archive);
+  ASSERT_TRUE(src);
+  auto plan = plan_cudnn_install(c, **src, {});
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_FALSE(plan->ok());
+  EXPECT_NE(joined(plan->blockers)
+                .find("/usr/local/cuda-12.4/include is a link to /etc, out of the toolkit, and "
+                      "that directory holds none of CUDA's files"),
+            std::string::npos)
+      << joined(plan->blockers);
+  EXPECT_FALSE(execute_cudnn_install(c, **src, *plan, *writer).installed);
+  EXPECT_EQ(diff(before, testing::snapshot(f.root.path())), "");
+}
+
 // A path the manifest names that became a link after the install (or lies under a
 // directory swapped for a link) stops the uninstall, naming it; nothing is touched.
 TEST(CudnnInstall, UninstallStopsAtAManifestPathThatBecameALink) {

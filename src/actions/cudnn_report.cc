@@ -9,7 +9,7 @@
 
 #include "actions/cudnn_install.h"
 #include "probe/loader_model.h"
-#include "probe/windows.h"
+#include "probe/windows_probes.h"
 #include "util/safe_text.h"
 #include "util/strings.h"
 

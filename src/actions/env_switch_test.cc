@@ -338,7 +338,7 @@ TEST(UserEnvironment, UnreadableBackupIsRefused) {
 
 // A Windows toolkit argument keeps its drive on the machine itself (the current directory's
 // drive must not matter) and is read as drive C: under --root, as every Windows probe reads
-// paths (probe/windows.h, win_logical).
+// paths (probe/windows_probes.h, win_logical).
 TEST(EnvSwitch, WindowsToolkitArgumentKeepsItsDriveOnTheMachineItself) {
   auto env = make_map_env({});
   auto real = make_real_filesystem();

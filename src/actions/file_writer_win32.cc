@@ -1,13 +1,14 @@
-// The FileWriter on Windows: std::filesystem calls, the journal flushed with
-// FlushFileBuffers, the toolkit lock a LockFileEx on <dir>\\.dlenv-lock (deleted
-// when the last handle closes). Unlike file_writer_posix.cc it does not yet open
-// each directory relative to its parent without following reparse points.
+// The FileWriter on Windows: new files written through a handle and flushed with
+// FlushFileBuffers (as the journal is), renames with MOVEFILE_WRITE_THROUGH, the toolkit
+// lock a LockFileEx on <dir>\\.dlenv-lock (deleted when the last handle closes). Unlike
+// file_writer_posix.cc it does not yet open each directory relative to its parent without
+// following reparse points.
 #include <fmt/format.h>
 #include <windows.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "actions/file_writer.h"
 #include "platform/win32_text.h"
@@ -31,17 +32,16 @@ class HandleLock : public FileLock {
   HANDLE h_;
 };
 
-// A new file written through an ofstream, never past the promised size; removed
-// again unless finished.
-class StreamNewFile : public NewFile {
+// A new file written through its own handle (created with CREATE_NEW: never over anything
+// already there, a link included), never past the promised size, flushed to the disk
+// (FlushFileBuffers) before it counts as finished; removed again unless finished.
+class HandleNewFile : public NewFile {
  public:
-  StreamNewFile(std::ofstream out, std::string host, uint32_t mode, uint64_t size)
-      : out_(std::move(out)), host_(std::move(host)), mode_(mode), size_(size) {}
-  ~StreamNewFile() override {
-    if (finished_) return;
-    out_.close();
-    std::error_code ec;
-    sfs::remove(host_, ec);
+  HandleNewFile(HANDLE h, std::string host, uint32_t mode, uint64_t size)
+      : h_(h), host_(std::move(host)), mode_(mode), size_(size) {}
+  ~HandleNewFile() override {
+    if (h_ != INVALID_HANDLE_VALUE) ::CloseHandle(h_);
+    if (!finished_) ::DeleteFileW(win32::widen(host_).c_str());
   }
   Result<void> write(std::string_view data) override {
     if (data.size() > size_ - written_) {
@@ -50,9 +50,15 @@ class StreamNewFile : public NewFile {
           "or changed while being read)",
           host_, size_));
     }
-    out_.write(data.data(), static_cast<std::streamsize>(data.size()));
-    if (!out_) return fail(fmt::format("cannot write {}: {}", host_, std::strerror(errno)));
-    written_ += data.size();
+    while (!data.empty()) {
+      const DWORD piece = static_cast<DWORD>(std::min<size_t>(data.size(), 1u << 30));
+      DWORD wrote = 0;
+      if (!::WriteFile(h_, data.data(), piece, &wrote, nullptr) || wrote == 0) {
+        return fail(fmt::format("cannot write {} (error {})", host_, ::GetLastError()));
+      }
+      data.remove_prefix(wrote);
+      written_ += wrote;
+    }
     return {};
   }
   Result<void> set_owner(uint32_t, uint32_t) override {
@@ -64,9 +70,11 @@ class StreamNewFile : public NewFile {
       return fail(fmt::format("cannot complete {}: {} bytes were written, {} were declared", host_,
                               written_, size_));
     }
-    out_.flush();
-    if (!out_) return fail(fmt::format("cannot write {}: {}", host_, std::strerror(errno)));
-    out_.close();
+    if (!::FlushFileBuffers(h_)) {
+      return fail(fmt::format("cannot flush {} to the disk (error {})", host_, ::GetLastError()));
+    }
+    ::CloseHandle(h_);
+    h_ = INVALID_HANDLE_VALUE;
     std::error_code ec;
     sfs::permissions(host_, static_cast<sfs::perms>(mode_ & 07777), ec);
     if (ec) return fail(fmt::format("cannot set the permissions of {}: {}", host_, ec.message()));
@@ -75,7 +83,7 @@ class StreamNewFile : public NewFile {
   }
 
  private:
-  std::ofstream out_;
+  HANDLE h_;
   std::string host_;
   uint32_t mode_;
   uint64_t size_;
@@ -103,13 +111,16 @@ class RealFileWriter : public FileWriter {
   Result<std::unique_ptr<NewFile>> create_new_file(const std::string& path, uint32_t mode,
                                                    uint64_t size) override {
     const std::string h = host_path(path);
-    std::error_code ec;
-    if (sfs::exists(sfs::symlink_status(h, ec))) {
-      return fail(fmt::format("cannot write {}: something is already there", h));
+    HANDLE f = ::CreateFileW(win32::widen(h).c_str(), GENERIC_WRITE, 0, nullptr, CREATE_NEW,
+                             FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
+    if (f == INVALID_HANDLE_VALUE) {
+      const DWORD err = ::GetLastError();
+      if (err == ERROR_FILE_EXISTS || err == ERROR_ALREADY_EXISTS) {
+        return fail(fmt::format("cannot write {}: something is already there", h));
+      }
+      return fail(fmt::format("cannot create {} (error {})", h, err));
     }
-    std::ofstream out(h, std::ios::binary | std::ios::trunc);
-    if (!out) return fail(fmt::format("cannot create {}: {}", h, std::strerror(errno)));
-    return std::unique_ptr<NewFile>(new StreamNewFile(std::move(out), h, mode, size));
+    return std::unique_ptr<NewFile>(new HandleNewFile(f, h, mode, size));
   }
 
   Result<void> make_symlink(const std::string& path, const std::string& target) override {
@@ -127,8 +138,11 @@ class RealFileWriter : public FileWriter {
     if (sfs::exists(sfs::symlink_status(ht, ec))) {
       return fail(fmt::format("cannot move {} to {}: the destination exists", hf, ht));
     }
-    sfs::rename(hf, ht, ec);
-    if (ec) return fail(fmt::format("cannot move {} to {}: {}", hf, ht, ec.message()));
+    // Never over an existing name (no MOVEFILE_REPLACE_EXISTING); on the disk before it returns.
+    if (!::MoveFileExW(win32::widen(hf).c_str(), win32::widen(ht).c_str(),
+                       MOVEFILE_WRITE_THROUGH)) {
+      return fail(fmt::format("cannot move {} to {} (error {})", hf, ht, ::GetLastError()));
+    }
     return {};
   }
 
@@ -174,10 +188,16 @@ class RealFileWriter : public FileWriter {
 
   Result<std::unique_ptr<FileLock>> lock_dir(const std::string& dir, bool wait) override {
     const std::string h = host_path(path_join(dir, ".dlenv-lock"));
-    HANDLE f =
-        ::CreateFileW(win32::widen(h).c_str(), GENERIC_READ | GENERIC_WRITE,
-                      FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr, OPEN_ALWAYS,
-                      FILE_ATTRIBUTE_HIDDEN | FILE_FLAG_DELETE_ON_CLOSE, nullptr);
+    HANDLE f = INVALID_HANDLE_VALUE;
+    // The last holder's handle closing deletes the file; opened in that instant it is
+    // "delete pending" (access denied) for a moment: try again.
+    for (int attempt = 0; attempt < 200; ++attempt) {
+      f = ::CreateFileW(win32::widen(h).c_str(), GENERIC_READ | GENERIC_WRITE,
+                        FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr,
+                        OPEN_ALWAYS, FILE_ATTRIBUTE_HIDDEN | FILE_FLAG_DELETE_ON_CLOSE, nullptr);
+      if (f != INVALID_HANDLE_VALUE || ::GetLastError() != ERROR_ACCESS_DENIED) break;
+      ::Sleep(10);
+    }
     if (f == INVALID_HANDLE_VALUE) {
       return fail(fmt::format("cannot open the lock file {} (error {})", h, ::GetLastError()));
     }

@@ -1,8 +1,11 @@
 // `dlenv cudnn ...` and `dlenv env` end to end, in-process, under --root.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "actions/cudnn_test_support.h"
 #include "cli/cli_test_support.h"
+#include "kb/kb.h"
 #include "util/sha256.h"
 
 namespace dlenv {
@@ -57,6 +60,71 @@ TEST(CudnnCli, InspectTextAndJson) {
   r = run_cli({"cudnn", "inspect", t.dl.at("missing.tar.xz")});
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("no such file"), std::string::npos) << r.err;
+}
+
+// A copy of the embedded KB under `dir` whose cudnn_archives.json knows one archive.
+std::string kb_knowing_archive(const TempDir& dir, const std::string& file,
+                               const std::string& sha256, bool confirmed) {
+  auto kb = Kb::load_embedded();
+  EXPECT_TRUE(kb);
+  for (const auto& name : (*kb)->file_names()) {
+    testing::write_file(dir.at("kb/" + name), *(*kb)->file_text(name));
+  }
+  nlohmann::json doc{{"schema", 1},
+                     {"archives",
+                      {{{"file", file},
+                        {"cudnn", "9.1.0.70"},
+                        {"cuda_major", 12},
+                        {"platform", "linux-x86_64"},
+                        {"sha256", sha256},
+                        {"source", "https://example.org/redistrib_9.1.0.json"},
+                        {"confirmed", confirmed}}}}};
+  testing::write_file(dir.at("kb/cudnn_archives.json"), doc.dump());
+  return dir.at("kb");
+}
+
+// An archive carrying the name of one NVIDIA published: its digest is checked against the
+// KB's, a match is shown, a mismatch is refused unless the user vouches with --sha256.
+TEST(CudnnCli, KnownArchiveDigest) {
+  Toolkit t;
+  TempDir kbdir("clikb");
+  const std::string sha = sha256_hex(testing::read_host_file(t.archive));
+  const std::string name = "cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz";
+  std::string kb = kb_knowing_archive(kbdir, name, sha, true);
+  auto r = run_cli({"cudnn", "inspect", t.archive, "--kb", kb});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("= NVIDIA's " + name + " (https://example.org/redistrib_9.1.0.json)"),
+            std::string::npos)
+      << r.out;
+  r = run_cli({"cudnn", "install", t.archive, "--root", t.root.path(), "--dry-run", "--kb", kb});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("SHA-256 " + sha + " is NVIDIA's " + name), std::string::npos) << r.out;
+
+  std::string wrong = sha;
+  wrong[5] = wrong[5] == 'f' ? 'e' : 'f';
+  kb = kb_knowing_archive(kbdir, name, wrong, true);
+  auto before = testing::snapshot(t.root.path());
+  r = run_cli({"cudnn", "inspect", t.archive, "--kb", kb});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("error: the file carries the name of NVIDIA's " + name), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("result: damaged"), std::string::npos) << r.out;
+  r = run_cli({"cudnn", "install", t.archive, "--root", t.root.path(), "--yes", "--kb", kb});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("its SHA-256 is " + sha + ", not the " + wrong), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("vouch for it with --sha256 " + sha), std::string::npos) << r.err;
+  EXPECT_EQ(testing::snapshot(t.root.path()), before);
+  // Vouched for: goes ahead, with the warning.
+  r = run_cli({"cudnn", "install", t.archive, "--root", t.root.path(), "--dry-run", "--kb", kb,
+               "--sha256", sha});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("warning: the file carries the name"), std::string::npos) << r.err;
+  // An unconfirmed digest only warns.
+  kb = kb_knowing_archive(kbdir, name, wrong, false);
+  r = run_cli({"cudnn", "install", t.archive, "--root", t.root.path(), "--dry-run", "--kb", kb});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("has not confirmed"), std::string::npos) << r.err;
+  EXPECT_EQ(testing::snapshot(t.root.path()), before);
 }
 
 TEST(CudnnCli, DryRunInstallUninstallListAndEnv) {

@@ -133,7 +133,7 @@ int inspect(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
   auto info = inspect_cudnn(*source, **kb);
   if (!info) return unreadable(info.error().message);
   ProgressLine hashing = progress_line(o, err, "hashing");
-  if (auto sha = source_sha256(o.source, hashing.reporter())) info->sha256 = *sha;
+  if (auto sha = source_sha256(o.source, hashing.reporter())) add_archive_digest(*info, **kb, *sha);
   out << (o.common.json ? render_cudnn_inspect_json(*info) : render_cudnn_inspect_text(*info));
   return info->complete() ? kExitOk : kExitFindings;
 }
@@ -207,17 +207,37 @@ int install(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
       return kExitUsage;
     }
   }
-  if (!o.sha256.empty()) {
+  // The archive's digest: against --sha256 when given, and against the one NVIDIA published
+  // when the file carries the name of an archive the KB knows (kb/cudnn_archives.json).
+  const std::string file_name(file_name_of(o.source));
+  if (!o.sha256.empty() || setup->kb->cudnn_archive_by_file(file_name)) {
     ProgressLine hashing = progress_line(o, err, "hashing");
     auto sha = source_sha256(o.source, hashing.reporter());
-    if (!sha) {
+    if (!sha && !o.sha256.empty()) {
       err << "dlenv cudnn install: --sha256: " << sha.error().message << "\n";
       return kExitFindings;
     }
-    if (to_lower(o.sha256) != *sha) {
+    if (sha && !o.sha256.empty() && to_lower(o.sha256) != *sha) {
       err << "dlenv cudnn install: " << o.source << " has SHA-256 " << *sha << ", not the "
           << o.sha256 << " given with --sha256: nothing was changed (download it again)\n";
       return kExitFindings;
+    }
+    const ArchiveDigestCheck known =
+        sha ? check_archive_digest(*setup->kb, file_name, *sha) : ArchiveDigestCheck{};
+    if (known.named && known.named->ref.confirmed && o.sha256.empty()) {
+      err << "dlenv cudnn install: " << o.source << ": "
+          << archive_digest_mismatch(*known.named, *sha)
+          << ". Nothing was changed (to install this file anyway, vouch for it with --sha256 "
+          << *sha << ")\n";
+      return kExitFindings;
+    }
+    if (known.named) {
+      err << "dlenv cudnn install: warning: " << archive_digest_mismatch(*known.named, *sha)
+          << "\n";
+    } else if (known.match && !o.common.json) {
+      out << "SHA-256 " << *sha << " is NVIDIA's " << known.match->file << " ("
+          << known.match->ref.source << (known.match->ref.confirmed ? "" : "; unconfirmed")
+          << ")\n";
     }
   }
   auto limits = source_limits("install", o, err);
@@ -306,7 +326,9 @@ int uninstall(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
     err << "dlenv cudnn uninstall: not confirmed; nothing was changed (re-run with --yes)\n";
     return kExitFindings;
   }
-  auto r = execute_cudnn_uninstall(ctx, plan, *writer);
+  ProgressLine removing = progress_line(o, err, "removing");
+  auto r = execute_cudnn_uninstall(
+      ctx, plan, *writer, removing.enabled() ? removing.reporter() : SourceProgressReport{});
   out << (o.common.json ? render_uninstall_json(r) : render_uninstall_text(r));
   return r.removed ? kExitOk : kExitFindings;
 }
@@ -387,8 +409,11 @@ CommandRunner add_cudnn_command(CLI::App& app, Choices& choices, std::ostream& o
   inst->add_flag("--dry-run", o->dry_run, "Show the plan only");
   inst->add_flag("-y,--yes", o->yes, "Do not ask for confirmation");
   inst->add_flag("--force", o->force, "Install into a toolkit of another CUDA major");
-  inst->add_option("--sha256", o->sha256,
-                   "Refuse the archive unless its SHA-256 is HEX (as NVIDIA publishes it)")
+  inst->add_option(
+          "--sha256", o->sha256,
+          "Refuse the archive unless its SHA-256 is HEX (as NVIDIA publishes it). An archive "
+          "carrying the name of one the knowledge base knows is checked against NVIDIA's "
+          "digest without this; HEX also vouches for a file whose digest differs")
       ->type_name("HEX");
   add_limit_options(inst, *o);
   inst->add_flag("--no-wait", o->no_wait,

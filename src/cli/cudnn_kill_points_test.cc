@@ -220,6 +220,68 @@ TEST(CudnnKillPoints, TwoInstallsAtOnceAreSerialisedByTheLock) {
   EXPECT_EQ(testing::snapshot(root), after);
 }
 
+// Whether the child has ended (without reaping it: wait_child still can).
+bool has_ended(const Child& c) {
+  siginfo_t info{};
+  info.si_pid = 0;
+  return ::waitid(P_PID, static_cast<id_t>(c.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+         info.si_pid == c.pid;
+}
+
+// Two installs at once, the first killed at each of its mutating calls in turn: the second
+// waits for the toolkit's lock (the kernel frees it when the first dies), recovers what the
+// first left, and installs -- or, when the first was past its commit record and recovery
+// finished it, says it is installed. No `recover` by hand: the toolkit ends exactly installed.
+TEST(CudnnKillPoints, TwoInstallsAtOnceTheFirstKilledAtEveryMutatingCall) {
+  Harness s;
+  const std::string installed = s.copy_of(s.pristine);
+  ASSERT_EQ(run_cli(s.install(installed)).code, 0);
+  const Snapshot after = testing::snapshot(installed);
+  int points = 0, second_installed = 0, second_found_it_done = 0, broken = 0;
+  for (int n = 1; n < 2000; n += kKillPointStride) {
+    const std::string root = s.copy_of(s.pristine);
+    Child a = start_child(s.install(root), n, root + "-a");
+    // The second starts once the first holds the lock (or is gone already).
+    auto probe = make_file_writer(root);
+    while (!has_ended(a)) {
+      auto l = probe->lock_dir(s.tk, false);
+      if (l && !*l) break;  // held: by the first install (else ours, let go at once)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    Child b = start_child(s.install(root), 0, root + "-b");
+    Ended ea = wait_child(a), eb = wait_child(b);
+    const Snapshot now = testing::snapshot(root);
+    sfs::remove_all(root);
+    if (!ea.killed) {  // past its last mutating call: it completed, the second found it done
+      EXPECT_EQ(ea.code, 0) << ea.out << ea.err;
+      EXPECT_EQ(eb.code, 1) << eb.out << eb.err;
+      EXPECT_EQ(now, after);
+      break;
+    }
+    ++points;
+    if (eb.code == 0) {
+      ++second_installed;
+    } else if (eb.out.find("already installed cuDNN 9.1.0.70") != std::string::npos) {
+      ++second_found_it_done;
+    }
+    if (now != after || (eb.code != 0 && eb.code != 1)) {
+      ++broken;
+      ADD_FAILURE() << "kill point " << n << ": the second install left a state that is not "
+                    << "the installed one (exit " << eb.code << ")\n"
+                    << eb.out << eb.err;
+    }
+  }
+  std::printf(
+      "[ kill points ] two installs at once, the first killed: %d exercised (the second "
+      "installed after a roll-back %d times, found it finished %d times); broken: %d\n",
+      points, second_installed, second_found_it_done, broken);
+  EXPECT_EQ(broken, 0);
+  EXPECT_EQ(second_installed + second_found_it_done, points);
+  EXPECT_GT(points * kKillPointStride, 60);
+  EXPECT_GT(second_installed, 0);
+  EXPECT_GT(second_found_it_done, 0);
+}
+
 TEST(CudnnKillPoints, ListReportsAnInterruptedInstallWithTheRecoverCommand) {
   Harness s;
   const std::string root = s.copy_of(s.pristine);

@@ -29,15 +29,18 @@ ProgressLine::~ProgressLine() {
 }
 
 std::string ProgressLine::text(const std::string& label, const SourceProgress& p, double seconds) {
-  std::string s = "  " + label + ": " + human_bytes(p.bytes) + " of " + human_bytes(p.total_bytes) +
-                  ", " + std::to_string(p.files) + " of " + std::to_string(p.total_files) +
-                  " files";
-  if (seconds >= 0.5 && p.bytes > 0) {
-    const double rate = static_cast<double>(p.bytes) / seconds;
-    s += ", " + human_bytes(static_cast<unsigned long long>(rate)) + "/s";
-    if (p.total_bytes > p.bytes) {
-      s += ", " + duration_text(static_cast<double>(p.total_bytes - p.bytes) / rate) + " left";
-    }
+  // Work counted in files only (uninstall's renames) says no bytes, and rates files.
+  const bool by_bytes = p.total_bytes > 0;
+  std::string s = "  " + label + ": ";
+  if (by_bytes) s += human_bytes(p.bytes) + " of " + human_bytes(p.total_bytes) + ", ";
+  s += std::to_string(p.files) + " of " + std::to_string(p.total_files) + " files";
+  const double done = by_bytes ? static_cast<double>(p.bytes) : static_cast<double>(p.files);
+  const double total =
+      by_bytes ? static_cast<double>(p.total_bytes) : static_cast<double>(p.total_files);
+  if (seconds >= 0.5 && done > 0) {
+    const double rate = done / seconds;
+    if (by_bytes) s += ", " + human_bytes(static_cast<unsigned long long>(rate)) + "/s";
+    if (total > done) s += ", " + duration_text((total - done) / rate) + " left";
   }
   return s;
 }
@@ -61,13 +64,13 @@ void ProgressLine::update(const SourceProgress& p) {
   if (t - last_draw_ < kRedrawEvery) return;
   last_draw_ = t;
   const double seconds = std::chrono::duration<double>(t - start_).count();
-  err_ << "\r\033[K" << text(label_, p, seconds) << std::flush;
+  err_ << kEraseLine << text(label_, p, seconds) << std::flush;
   drawn_ = true;
 }
 
 void ProgressLine::clear() {
   if (!drawn_) return;
-  err_ << "\r\033[K" << std::flush;
+  err_ << kEraseLine << std::flush;
   drawn_ = false;
 }
 

@@ -14,6 +14,9 @@
 
 namespace dlenv {
 
+// Back to the start of the line and erase it: how a progress or step line is redrawn.
+inline constexpr const char* kEraseLine = "\r\033[K";
+
 class ProgressLine {
  public:
   using Clock = std::chrono::steady_clock;

@@ -78,6 +78,15 @@ TEST(ProgressLine, ALineLeftDrawnIsClearedAtTheEnd) {
   EXPECT_EQ(s.substr(s.size() - 4), "\r\033[K");
 }
 
+// Work counted in files only (uninstall's renames): no bytes, time left from the file rate.
+TEST(ProgressLine, FilesOnlyWork) {
+  SourceProgress p;
+  p.files = 10;
+  p.total_files = 40;
+  EXPECT_EQ(ProgressLine::text("removing", p, 0.2), "  removing: 10 of 40 files");
+  EXPECT_EQ(ProgressLine::text("removing", p, 2.0), "  removing: 10 of 40 files, 6 s left");
+}
+
 TEST(ProgressLine, OffWritesNothing) {
   std::ostringstream err;
   FakeClock clock;

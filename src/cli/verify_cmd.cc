@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "cli/live_probe_cmd.h"
+#include "cli/progress_line.h"
 #include "gpu/verify.h"
 #include "platform/env.h"
 #include "platform/filesystem.h"
@@ -205,7 +206,7 @@ int run_verify_isolated(const VerifyCliOptions& o, const std::string& program, s
       if (auto step = protocol_text(line, kStepLine)) {
         close_step();
         steps.emplace_back(*step, since_start());
-        if (o.progress && !o.json) err << "\r\033[K  running: " << *step << std::flush;
+        if (o.progress && !o.json) err << kEraseLine << "  running: " << *step << std::flush;
       } else if (auto text = protocol_text(line, kOutputLine)) {
         report = std::move(text);
       }
@@ -214,7 +215,7 @@ int run_verify_isolated(const VerifyCliOptions& o, const std::string& program, s
   };
   auto run = run_process(child_argv(program, o), po);
   close_step();
-  if (o.progress && !o.json) err << "\r\033[K" << std::flush;
+  if (o.progress && !o.json) err << kEraseLine << std::flush;
   if (!run) {
     err << "dlenv verify: cannot start the GPU work in a child process: " << run.error().message
         << " (--in-process runs it in this one)\n";
@@ -317,7 +318,7 @@ int run_verify_command(const VerifyCliOptions& o, std::ostream& out, std::ostrea
     vo.progress = [&emit](const std::string& step) { emit(protocol_line(kStepLine, step)); };
   } else if (o.progress && !o.json) {
     vo.progress = [&err](const std::string& step) {
-      err << "\r\033[K  running: " << step << std::flush;
+      err << kEraseLine << "  running: " << step << std::flush;
     };
   }
   // NVML, when present, reads each GPU's compute mode and ECC counters before and after
@@ -349,7 +350,7 @@ int run_verify_command(const VerifyCliOptions& o, std::ostream& out, std::ostrea
 #endif
   if (o.child_protocol) let_crashes_end_this_process();
   VerifyResult r = run_verify(vo);
-  if (vo.progress && !o.child_protocol) err << "\r\033[K" << std::flush;
+  if (vo.progress && !o.child_protocol) err << kEraseLine << std::flush;
   std::string report;
   if (o.json) {
     report = render_verify_json(r);

@@ -263,7 +263,7 @@ TEST(WindowsLive, SeedScenarioCuda117Cudnn85) {
             std::string::npos)
       << evidence_text(*missing);
 
-  const json* order = finding(j, "win-path-toolkit-order");
+  const json* order = finding(j, "win-cuda-path-confusion");
   ASSERT_NE(order, nullptr) << text.out;
   const std::string fixes = fix_text(*order);
   EXPECT_NE(fixes.find("move " + bin117 + " before the other CUDA folders in PATH"),

@@ -326,12 +326,13 @@ TEST(WindowsScenario, TwoToolkitsPathOrderVsCudaPath) {
         "\nCUDA_PATH_V12_4=" + v124 +
         "\nCUDA_PATH_V11_8=C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8\n");
   json j = s.doctor_json();
-  ASSERT_TRUE(ids(j).contains("win-path-toolkit-order")) << j["findings"].dump(2);
+  // One failure mode, one id (the catalog's A13): the order is win-cuda-path-confusion's.
+  ASSERT_TRUE(ids(j).contains("win-cuda-path-confusion")) << j["findings"].dump(2);
   EXPECT_FALSE(ids(j).contains("cuda-toolkits-disagree"));
   EXPECT_EQ(j["toolkits"].size(), 2u);
   json order;
   for (const auto& f : j["findings"]) {
-    if (f["id"] == "win-path-toolkit-order") order = f;
+    if (f["id"] == "win-cuda-path-confusion") order = f;
   }
   EXPECT_NE(order["title"].get<std::string>().find("CUDA 11.8.0 first"), std::string::npos)
       << order.dump(2);
@@ -339,7 +340,7 @@ TEST(WindowsScenario, TwoToolkitsPathOrderVsCudaPath) {
 
   // CUDA_PATH first on PATH too: no finding. CUDA_PATH missing: win-cuda-path-confusion.
   s.env("PATH=" + v124 + "\\bin;" + kPath118 + "C:\\Windows\\system32\nCUDA_PATH=" + v124 + "\n");
-  EXPECT_FALSE(ids(s.doctor_json()).contains("win-path-toolkit-order"));
+  EXPECT_FALSE(ids(s.doctor_json()).contains("win-cuda-path-confusion"));
   s.env("PATH=" + v124 + "\\bin;" + kPath118 + "C:\\Windows\\system32\nCUDA_PATH_V12_4=" + v124 +
         "\n");
   json k = s.doctor_json();
@@ -525,7 +526,7 @@ TEST(WindowsScenario, BrokenMachineGolden) {
     out.replace(p, s.root().string().size(), "<ROOT>");
   }
   for (const char* id : {"win-cudnn8-sublibrary-missing", "win-zlibwapi-missing",
-                         "win-path-toolkit-order", "win-torch-fbgemm-libomp140"}) {
+                         "win-cuda-path-confusion", "win-torch-fbgemm-libomp140"}) {
     EXPECT_NE(out.find(id), std::string::npos) << id << "\n" << out;
   }
   fs::path golden = fs::path(DLENV_SOURCE_DIR) / "tests/golden/windows/broken.txt";

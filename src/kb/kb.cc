@@ -353,16 +353,21 @@ class KbImpl final : public Kb {
       : owned_(std::move(owned)), files_(std::move(files)) {}
 
   // The tables, each filled by one loader from one file.
-  enum class Table : size_t { driver, arch, gpus, cudnn, libnames, findings, count };
+  enum class Table : size_t { driver, arch, gpus, cudnn, libnames, findings, archives, count };
   struct TableLoader {
     const char* file;
     void (KbImpl::*load)(const json&);
+    bool optional = false;  // a KB directory without the file leaves the table empty
   };
   static const TableLoader& loader(size_t i) {
     static constexpr TableLoader kLoaders[] = {
-        {"cuda_driver.json", &KbImpl::load_driver}, {"cuda_arch.json", &KbImpl::load_arch},
-        {"gpus.json", &KbImpl::load_gpus},          {"cudnn.json", &KbImpl::load_cudnn},
-        {"libnames.json", &KbImpl::load_libnames},  {"findings.json", &KbImpl::load_findings},
+        {"cuda_driver.json", &KbImpl::load_driver},
+        {"cuda_arch.json", &KbImpl::load_arch},
+        {"gpus.json", &KbImpl::load_gpus},
+        {"cudnn.json", &KbImpl::load_cudnn},
+        {"libnames.json", &KbImpl::load_libnames},
+        {"findings.json", &KbImpl::load_findings},
+        {"cudnn_archives.json", &KbImpl::load_archives, true},
     };
     static_assert(std::size(kLoaders) == static_cast<size_t>(Table::count));
     return kLoaders[i];
@@ -376,6 +381,7 @@ class KbImpl final : public Kb {
     if (lazy) return;
     for (size_t i = 0; i < static_cast<size_t>(Table::count); ++i) {
       const TableLoader& l = loader(i);
+      if (l.optional && !docs.count(l.file)) continue;
       try {
         (this->*l.load)(docs.at(l.file));
       } catch (const SchemaError& e) {
@@ -624,6 +630,7 @@ class KbImpl final : public Kb {
       case Table::cudnn: cudnn_.clear(), cudnn_files_.clear(); break;
       case Table::libnames: libs_.clear(); break;
       case Table::findings: findings_.clear(); break;
+      case Table::archives: archives_.clear(); break;
       case Table::count: break;
     }
   }
@@ -638,6 +645,21 @@ class KbImpl final : public Kb {
   const std::vector<FindingInfo>& findings() const override {
     ensure(Table::findings);
     return findings_;
+  }
+
+  const CudnnArchive* cudnn_archive_by_sha256(std::string_view sha256) const override {
+    ensure(Table::archives);
+    for (const auto& a : archives_) {
+      if (a.sha256 == sha256) return &a;
+    }
+    return nullptr;
+  }
+  const CudnnArchive* cudnn_archive_by_file(std::string_view file_name) const override {
+    ensure(Table::archives);
+    for (const auto& a : archives_) {
+      if (a.file == file_name) return &a;
+    }
+    return nullptr;
   }
 
   std::string describe() const override {
@@ -665,6 +687,12 @@ class KbImpl final : public Kb {
         if (!out.cudnn || *out.cudnn < range.hi) out.cudnn = range.hi;
       }
     }
+    return out;
+  }
+
+  std::vector<std::string> file_names() const override {
+    std::vector<std::string> out;
+    for (const auto& [name, text] : files_) out.push_back(name);
     return out;
   }
 
@@ -901,6 +929,34 @@ class KbImpl final : public Kb {
     }
   }
 
+  void load_archives(const json& doc) {
+    const json& rows = array_member(doc, "archives", "");
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const std::string p = idx("archives", i);
+      const json& r = rows[i];
+      CudnnArchive a;
+      a.file = get_string(r, "file", p);
+      a.cudnn = get_version(r, "cudnn", p);
+      a.cuda_major = get_int(r, "cuda_major", p);
+      a.platform = get_string(r, "platform", p);
+      a.sha256 = get_string(r, "sha256", p);
+      if (a.sha256.size() != 64 ||
+          a.sha256.find_first_not_of("0123456789abcdef") != std::string::npos) {
+        schema_fail(p + ".sha256", "expected 64 lower-case hex digits");
+      }
+      if (a.file.find_first_of("/\\") != std::string::npos) {
+        schema_fail(p + ".file", "expected a file name, not a path");
+      }
+      a.note = get_string_or(r, "note", p);
+      a.ref = get_ref(r, p);
+      for (const auto& seen : archives_) {
+        if (seen.sha256 == a.sha256) schema_fail(p + ".sha256", "duplicate digest");
+        if (seen.file == a.file) schema_fail(p + ".file", "duplicate file \"" + a.file + "\"");
+      }
+      archives_.push_back(std::move(a));
+    }
+  }
+
   std::map<std::string, std::string> owned_;
   std::map<std::string, std::string_view> files_;
   std::vector<ToolkitRow> toolkits_;
@@ -913,6 +969,7 @@ class KbImpl final : public Kb {
   std::map<int, std::pair<std::vector<std::string>, std::vector<std::string>>> cudnn_files_;
   std::vector<LibraryInfo> libs_;
   std::vector<FindingInfo> findings_;
+  std::vector<CudnnArchive> archives_;
   bool lazy_ = false;
   mutable std::array<std::once_flag, static_cast<size_t>(Table::count)> once_;
 };

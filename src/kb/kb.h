@@ -90,6 +90,17 @@ struct LibraryInfo {
   KbRef ref;
 };
 
+// One row of kb/cudnn_archives.json: an archive NVIDIA publishes and its SHA-256.
+struct CudnnArchive {
+  std::string file;      // "cudnn-linux-x86_64-9.17.0.29_cuda13-archive.tar.xz"
+  Version cudnn;         // 9.17.0.29
+  int cuda_major = 0;    // the CUDA major it was built for
+  std::string platform;  // "linux-x86_64", "linux-sbsa", "windows-x86_64"
+  std::string sha256;    // lower-case hex
+  std::string note;
+  KbRef ref;  // confirmed=false: corroborated by third-party pins only (warn, never refuse)
+};
+
 class Kb {
  public:
   // The tables compiled into the binary.
@@ -143,6 +154,17 @@ class Kb {
     return nullptr;
   }
 
+  // NVIDIA's cuDNN archives by digest (lower-case hex) and by file name (the base name
+  // as NVIDIA publishes it); nullptr when the KB does not know it.
+  virtual const CudnnArchive* cudnn_archive_by_sha256(std::string_view sha256) const {
+    (void)sha256;
+    return nullptr;
+  }
+  virtual const CudnnArchive* cudnn_archive_by_file(std::string_view file_name) const {
+    (void)file_name;
+    return nullptr;
+  }
+
   // The failure catalog.
   virtual const FindingInfo* finding(std::string_view id) const = 0;
   virtual const std::vector<FindingInfo>& findings() const = 0;
@@ -155,6 +177,8 @@ class Kb {
     std::optional<Version> cudnn;
   };
   virtual NewestReleases newest_releases() const { return {}; }
+  // The names of the files this KB was built from ("cudnn.json", ...).
+  virtual std::vector<std::string> file_names() const { return {}; }
   // The text of one KB file ("pytorch.json"), for data that has no typed query yet.
   virtual std::optional<std::string> file_text(std::string_view name) const {
     (void)name;

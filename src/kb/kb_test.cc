@@ -10,6 +10,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 namespace dlenv::kb_embedded {
 struct File {
@@ -141,6 +142,7 @@ const Table kRowTables[] = {
     {"cudnn.json", "version_macro"},
     {"cudnn.json", "pip_wheels"},
     {"libnames.json", "libraries"},
+    {"cudnn_archives.json", "archives"},
 };
 
 TEST(KbInvariants, EveryRowHasSourceAndConfirmed) {
@@ -774,6 +776,51 @@ TEST(KbLoad, SchemaErrorsNameFileAndRow) {
   r = Kb::load_files(files);
   ASSERT_FALSE(r.has_value());
   EXPECT_NE(r.error().message.find("findings.json"), std::string::npos);
+}
+
+TEST(KbQueries, CudnnArchivesByDigestAndByName) {
+  const std::string file = "cudnn-linux-x86_64-9.17.0.29_cuda13-archive.tar.xz";
+  const CudnnArchive* a = kb()->cudnn_archive_by_file(file);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->cudnn, V("9.17.0.29"));
+  EXPECT_EQ(a->cuda_major, 13);
+  EXPECT_EQ(a->platform, "linux-x86_64");
+  EXPECT_TRUE(a->ref.confirmed);
+  EXPECT_EQ(a->sha256, "455f15075493c82a1a8850aae6120f3fa6f7e457cbef56c1cb2e0a618b5b509e");
+  EXPECT_EQ(kb()->cudnn_archive_by_sha256(a->sha256), a);
+  EXPECT_EQ(kb()->cudnn_archive_by_sha256(std::string(64, '0')), nullptr);
+  EXPECT_EQ(kb()->cudnn_archive_by_file("cudnn-linux-x86_64-9.17.0.29_cuda13-archive.zip"),
+            nullptr);
+  // Optional file: a KB directory without it loads, and knows no archive.
+  auto files = embedded_texts();
+  files.erase("cudnn_archives.json");
+  auto r = Kb::load_files(files);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ((*r)->cudnn_archive_by_file(file), nullptr);
+}
+
+TEST(KbLoad, CudnnArchiveRowsAreChecked) {
+  for (const auto& [field, value, expect] : std::vector<std::tuple<std::string, json, std::string>>{
+           {"sha256", "ABC", "archives[2].sha256: expected 64 lower-case hex digits"},
+           {"file", "redist/cudnn.tar.xz", "archives[2].file: expected a file name"},
+           {"cuda_major", "13", "archives[2]"}}) {
+    auto files = embedded_texts();
+    json d = json::parse(files["cudnn_archives.json"]);
+    d["archives"][2][field] = value;
+    files["cudnn_archives.json"] = d.dump();
+    auto r = Kb::load_files(files);
+    ASSERT_FALSE(r.has_value()) << field;
+    EXPECT_NE(r.error().message.find("cudnn_archives.json"), std::string::npos);
+    EXPECT_NE(r.error().message.find(expect), std::string::npos) << r.error().message;
+  }
+  auto files = embedded_texts();
+  json d = json::parse(files["cudnn_archives.json"]);
+  d["archives"][3]["sha256"] = d["archives"][1]["sha256"];
+  files["cudnn_archives.json"] = d.dump();
+  auto r = Kb::load_files(files);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("archives[3].sha256: duplicate digest"), std::string::npos)
+      << r.error().message;
 }
 
 TEST(KbLoad, LoadFilesMatchesEmbedded) {

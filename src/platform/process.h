@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -23,6 +24,9 @@ struct ProcessResult {
   std::string out;
   std::string err;
   double wall_ms = 0;
+  // The child's peak resident memory when it was reaped normally (POSIX: wait4's
+  // ru_maxrss); 0 where unknown (timed out, Windows).
+  uint64_t peak_rss_bytes = 0;
 };
 
 // A child's standard input that the parent writes while the child runs (a request stream):

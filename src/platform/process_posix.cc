@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -257,7 +258,9 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
 
   for (;;) {
     if (!reaped) {
-      pid_t r = ::waitpid(pid, &status, WNOHANG);
+      struct rusage usage {};
+      pid_t r = ::wait4(pid, &status, WNOHANG, &usage);
+      if (r == pid) result.peak_rss_bytes = static_cast<uint64_t>(usage.ru_maxrss) * 1024;
       if (r == pid || (r < 0 && errno != EINTR)) {
         reaped = true;
         exited_at = Clock::now();

@@ -14,7 +14,7 @@
 #include "probe/probe.h"
 #include "probe/process_maps.h"
 #include "probe/system_probe.h"
-#include "probe/windows.h"
+#include "probe/windows_probes.h"
 #include "util/strings.h"
 
 namespace dlenv {

@@ -12,7 +12,7 @@
 #include "probe/loader_model.h"
 #include "probe/loader_model_win.h"
 #include "probe/probe.h"
-#include "probe/windows.h"
+#include "probe/windows_probes.h"
 #include "util/strings.h"
 #include "util/version.h"
 

@@ -13,7 +13,7 @@
 
 #include "probe/nvidia_companions.h"
 #include "probe/process_maps.h"
-#include "probe/windows.h"
+#include "probe/windows_probes.h"
 #include "util/strings.h"
 
 namespace dlenv {

@@ -8,7 +8,7 @@
 #include <regex>
 
 #include "probe/text_formats.h"
-#include "probe/windows.h"
+#include "probe/windows_probes.h"
 #include "util/strings.h"
 
 namespace dlenv {

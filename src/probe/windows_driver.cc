@@ -2,7 +2,7 @@
 // (System32, or NVSMI on older drivers) with their version resources. The driver version
 // is encoded in the file version (31.0.15.2849 = 528.49), so it is known under --root
 // and when NVML fails. GPU names come from the display-adapter class keys of the registry.
-#include "probe/windows.h"
+#include "probe/windows_probes.h"
 #include "util/strings.h"
 
 namespace dlenv {

@@ -4,7 +4,7 @@
 #include <cctype>
 
 #include "binfmt/pe.h"
-#include "probe/windows.h"
+#include "probe/windows_probes.h"
 #include "util/strings.h"
 
 namespace dlenv {

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "binfmt/pe_test_builder.h"
-#include "probe/windows.h"
+#include "probe/windows_probes.h"
 #include "util/strings.h"
 #include "util/temp_dir_test_support.h"
 

@@ -6,7 +6,7 @@
 #include <regex>
 #include <set>
 
-#include "probe/windows.h"
+#include "probe/windows_probes.h"
 #include "util/strings.h"
 
 namespace dlenv {

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <regex>
 
-#include "probe/windows.h"
+#include "probe/windows_probes.h"
 #include "util/strings.h"
 
 namespace dlenv {

@@ -361,7 +361,7 @@ void toolkit_vs_driver(const Ctx& c, Findings& out) {
 }
 
 void toolkits_disagree(const Ctx& c, Findings& out) {
-  if (c.f.toolkits.size() < 2 || c.os == Os::windows) return;  // Windows: win-path-toolkit-order
+  if (c.f.toolkits.size() < 2 || c.os == Os::windows) return;  // Windows: win-cuda-path-confusion
   const ToolkitFacts* by_path = nullptr;
   const ToolkitFacts* by_home = nullptr;
   const ToolkitFacts* by_ld = nullptr;

@@ -542,6 +542,10 @@ const ToolkitFacts* toolkit_at(const Facts& f, std::string_view root) {
   return nullptr;
 }
 
+void toolkit_order(const Ctx& c, Findings& out);
+
+// A13 (win-cuda-path-confusion): CUDA_PATH unset or naming no toolkit, its bin folder off
+// PATH, or -- when it is on PATH -- another toolkit's bin folder found first.
 void cuda_path(const Ctx& c, Findings& out) {
   const WindowsFacts* w = win(c);
   if (!w || c.f.toolkits.empty()) return;
@@ -559,7 +563,7 @@ void cuda_path(const Ctx& c, Findings& out) {
     // CUDA_PATH's toolkit must be reachable through PATH too.
     bool on_path = false;
     for (const auto& p : w->path) on_path |= to_lower(p.toolkit_root) == to_lower(named->root);
-    if (on_path) return;
+    if (on_path) return toolkit_order(c, out);
     x.title = "CUDA_PATH names " + winpath(named->root) + " but its bin folder is not on PATH";
   }
   for (const auto& [k, v] : w->cuda_path_vars) x.evidence.push_back(ev(k + "=" + v, k));
@@ -597,7 +601,7 @@ void toolkit_order(const Ctx& c, Findings& out) {
     return t && t->version ? t->version->str() : std::string("?");
   };
   Finding x =
-      make("win-path-toolkit-order", Severity::warning, "toolkit",
+      make("win-cuda-path-confusion", Severity::warning, "toolkit",
            "PATH finds CUDA " + ver(first) + " first, but CUDA_PATH names CUDA " + ver(named));
   for (size_t i = 0; i < bins.size(); ++i) {
     x.evidence.push_back(ev("PATH #" + std::to_string(i + 1) + ": " + bins[i]->entry + " (CUDA " +
@@ -837,16 +841,6 @@ const std::vector<Rule>& windows_rules() {
       {{"win-torch-fbgemm-libomp140", "python", Severity::error, "", "", ""}, libomp140},
       {{"win-duplicate-openmp-runtime", "python", Severity::warning, "", "", ""}, duplicate_openmp},
       {{"win-cuda-path-confusion", "toolkit", Severity::warning, "", "", ""}, cuda_path},
-      {{"win-path-toolkit-order", "toolkit", Severity::warning,
-        "Several CUDA toolkits' bin folders are on PATH and the first is not CUDA_PATH's",
-        "Windows loads the first cudart64_*.dll / cublas64_*.dll / cudnn*.dll it finds on PATH "
-        "and a shell runs the first nvcc.exe. The CUDA installer prepends its bin folder to "
-        "PATH and sets CUDA_PATH to the toolkit installed last; after installing several, or "
-        "editing PATH by hand, programs load DLLs from one toolkit while builds (CMake, PyTorch "
-        "extensions) use CUDA_PATH's.",
-        "Move CUDA_PATH's bin folder before the other CUDA folders in PATH, or point CUDA_PATH at "
-        "the toolkit that comes first; then open a new terminal."},
-       toolkit_order},
       {{"win-path-not-reloaded", "env", Severity::warning,
         "PATH changed in the registry, but this shell or IDE still runs with the old PATH",
         "An installer (CUDA, cuDNN, Python) or the user added folders to the PATH stored in the "
