@@ -11,6 +11,7 @@
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <system_error>
 #include <utility>
@@ -922,6 +923,15 @@ class KbImpl final : public Kb {
       f.sources = get_strings(r, "sources", p);
       f.confidence = get_string_or(r, "confidence", p);
       f.error_note = get_string_or(r, "error_note", p);
+      f.catalog_key = get_string_or(r, "catalog_key", p);
+      f.severity = get_string(r, "severity", p);
+      if (f.severity != "error" && f.severity != "warning" && f.severity != "info") {
+        schema_fail(p + ".severity", "expected error, warning or info");
+      }
+      f.layer = get_string(r, "layer", p);
+      static const std::set<std::string> kLayers = {"driver", "gpu", "toolkit", "cudnn",
+                                                    "python", "env", "host"};
+      if (!kLayers.count(f.layer)) schema_fail(p + ".layer", "unknown layer \"" + f.layer + "\"");
       for (const auto& seen : findings_) {  // not finding(): that would re-enter the lazy load
         if (seen.id == f.id) schema_fail(p + ".id", "duplicate id \"" + f.id + "\"");
       }

@@ -73,8 +73,11 @@ struct FindingInfo {
   std::vector<std::string> signals;
   std::vector<std::string> fix;
   std::vector<std::string> sources;
-  std::string confidence;  // "" or the catalog's "lower"/"medium"
-  std::string error_note;  // the catalog's prose around the error text
+  std::string confidence;   // "" or the catalog's "lower"/"medium"
+  std::string error_note;   // the catalog's prose around the error text
+  std::string catalog_key;  // "A13" for failures.md's entries; "" for dlenv's own checks
+  std::string severity;     // the highest a check reports: "error", "warning", "info"
+  std::string layer;        // "driver", "gpu", "toolkit", "cudnn", "python", "env", "host"
 };
 
 // One row of kb/libnames.json: a library's file names for some CUDA majors.

@@ -42,9 +42,9 @@ void fabric_manager(const Ctx& c, Findings& out) {
 
   // In a container Fabric Manager runs on the host: what this side sees proves nothing.
   if (in_container(c.f)) {
-    Finding x = make("fabric-manager-missing-802", Severity::info, "driver",
-                     "NVSwitches are visible in this " + *c.f.host.container +
-                         " container: NVIDIA Fabric Manager must run on the host");
+    Finding x = make_finding(FindingId::fabric_manager_missing_802, Severity::info,
+                             "NVSwitches are visible in this " + *c.f.host.container +
+                                 " container: NVIDIA Fabric Manager must run on the host");
     switch_evidence(x);
     x.evidence.push_back(ev("running inside a container", c.f.host.container.source));
     x.fix.push_back(
@@ -75,7 +75,7 @@ void fabric_manager(const Ctx& c, Findings& out) {
         "NVIDIA Fabric Manager is installed but not running: CUDA fails with error 802 "
         "(system not yet initialized)";
   }
-  Finding x = make("fabric-manager-missing-802", Severity::error, "driver", title);
+  Finding x = make_finding(FindingId::fabric_manager_missing_802, Severity::error, title);
   switch_evidence(x);
   if (driver)
     x.evidence.push_back(ev("driver " + driver_str, c.f.driver.kernel_module_version.source));
@@ -158,11 +158,11 @@ void forward_compat(const Ctx& c, Findings& out) {
     why.push_back(ev(name + ": " + family, info ? info->ref.source : g.name.source));
   }
   if (why.empty()) return;
-  Finding x = make("forward-compat-unsupported-804", sev, "driver",
-                   "The loader picks the cuda-compat libcuda " + fc.version + " (newer than the " +
-                       "kernel driver " + kernel_v->str() +
-                       ") on a GPU without forward-compatibility support: CUDA fails with "
-                       "error 804");
+  Finding x = make_finding(FindingId::forward_compat_unsupported_804, sev,
+                           "The loader picks the cuda-compat libcuda " + fc.version +
+                               " (newer than the " + "kernel driver " + kernel_v->str() +
+                               ") on a GPU without forward-compatibility support: CUDA fails with "
+                               "error 804");
   x.evidence.push_back(ev("libcuda.so.1 -> " + *fc.libcuda + " (" + fc.rule + ")",
                           loaded.ok() ? loaded.source : fc.libcuda.source));
   x.evidence.push_back(
@@ -207,10 +207,10 @@ void cublas_pin(const Ctx& c, Findings& out) {
       auto hv = Version::parse(have->version);
       if (!hv || py::satisfies(*r, *hv)) continue;
       std::string want(trim(r->text.substr(0, r->text.find(';'))));
-      Finding x = py::make("cublas-gemm-invalid-value-mismatch", Severity::warning,
-                           have->name + " " + have->version + " in " + py::env_name(e) +
-                               " is not the cuBLAS torch " + torch->version + " pins (" + want +
-                               "): GEMMs may fail with CUBLAS_STATUS_INVALID_VALUE");
+      Finding x = make_finding(FindingId::cublas_gemm_invalid_value_mismatch, Severity::warning,
+                               have->name + " " + have->version + " in " + py::env_name(e) +
+                                   " is not the cuBLAS torch " + torch->version + " pins (" + want +
+                                   "): GEMMs may fail with CUBLAS_STATUS_INVALID_VALUE");
       x.evidence.push_back(py::pkg_ev(*torch));
       x.evidence.push_back(ev("Requires-Dist: " + r->text, torch->source));
       x.evidence.push_back(py::pkg_ev(*have));
@@ -232,9 +232,9 @@ void cublas_pin(const Ctx& c, Findings& out) {
 
 const std::vector<Rule>& catalog_rules() {
   static const std::vector<Rule> table = {
-      {{"fabric-manager-missing-802", "driver", Severity::error, "", "", ""}, fabric_manager},
-      {{"forward-compat-unsupported-804", "driver", Severity::error, "", "", ""}, forward_compat},
-      {{"cublas-gemm-invalid-value-mismatch", "python", Severity::warning, "", "", ""}, cublas_pin},
+      {FindingId::fabric_manager_missing_802, fabric_manager},
+      {FindingId::forward_compat_unsupported_804, forward_compat},
+      {FindingId::cublas_gemm_invalid_value_mismatch, cublas_pin},
   };
   return table;
 }

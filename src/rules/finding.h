@@ -1,12 +1,14 @@
-// Findings: the output of rules. Stable ids come from the failure catalog.
+// Findings: the output of rules. Every id is an entry of the finding catalog
+// (kb/findings.json), named in code by its FindingId (kb/finding_catalog.h, generated).
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "kb/finding_catalog.h"
+
 namespace dlenv {
 
-enum class Severity { info, warning, error };
 const char* severity_name(Severity s);  // "info", "warning", "error"
 
 struct Evidence {
@@ -29,5 +31,9 @@ struct Finding {
   std::vector<FixStep> fix;
   bool confirmed = true;  // false when it rests on an unconfirmed KB row
 };
+
+// The one way a check builds a finding: the catalog's id and layer, the severity of this
+// case (a check may report less than the catalog's highest), and a title.
+Finding make_finding(FindingId id, Severity severity, std::string title);
 
 }  // namespace dlenv

@@ -222,7 +222,7 @@ void loader_framework_cudnn_mix(const RuleContext& c, std::vector<Finding>& out)
                   " libraries of two releases (undefined symbol / sub-library version mismatch)"
             : fws + " in " + pyrules::env_name(*e) + " would load " + h.family +
                   " libraries of two releases: " + other + " with the " + wheel;
-    Finding x = pyrules::make("pip-cudnn-vs-system-cudnn-symbols", Severity::error, title);
+    Finding x = make_finding(FindingId::pip_cudnn_vs_system_cudnn_symbols, Severity::error, title);
     for (const auto& l : h.lines) x.evidence.push_back(ev(l, "Linux loader model"));
     if (!h.llp_dirs.empty()) {
       x.evidence.push_back(ev("LD_LIBRARY_PATH=" + c.f.loader.ld_library_path +
@@ -282,8 +282,8 @@ void loader_cudnn_not_found(const RuleContext& c, std::vector<Finding>& out) {
       if (paddle && paddle->needed.front().name == l.name) continue;
       if (!done.insert({e->prefix, l.name}).second) continue;
       const std::string major = l.name.substr(std::string_view("libcudnn.so.").size());
-      Finding x = pyrules::make(
-          "libcudnn8-not-found", Severity::error,
+      Finding x = make_finding(
+          FindingId::libcudnn8_not_found, Severity::error,
           ctx.framework + " in " + pyrules::env_name(*e) + " needs " + l.name +
               ", which the loader finds nowhere: the first GPU operation fails with \"" + l.name +
               ": cannot open shared object file\"");
@@ -378,8 +378,8 @@ bool loader_libcuda_stub(const RuleContext& c, std::vector<Finding>& out) {
   for (const auto& [dir, l] : lib_of) {
     std::vector<std::string> asked;
     for (const auto& n : names[dir]) asked.push_back("dlopen(\"" + n + "\")");
-    Finding x = rule_helpers::make(
-        "libcuda-stub-loaded", Severity::error, "driver",
+    Finding x = make_finding(
+        FindingId::libcuda_stub_loaded, Severity::error,
         join(asked, " and ") + (asked.size() == 1 ? " picks" : " pick") +
             " the link-time stub in " + dir + " (" + rule_text(*l) +
             "), ahead of the real driver library: CUDA reports no driver / \"CUDA driver version "

@@ -54,7 +54,8 @@ void wrong_bitness(const Ctx& c, Findings& out) {
   for (const auto& [key, l] : lib_of) {
     const std::string file = winpath(l->path);
     const std::string machine = l->machine.empty() ? "not a loadable image" : l->machine;
-    Finding x = make("win-dll-wrong-bitness-193", Severity::error, "cudnn",
+    Finding x =
+        make_finding(FindingId::win_dll_wrong_bitness_193, Severity::error,
                      path_basename(l->path) + " in " + winpath(path_dirname(l->path)) + " is " +
                          machine + ", not the process's machine: LoadLibrary fails with error 193");
     x.evidence.push_back(ev(file + ": PE machine " + machine, file));
@@ -113,7 +114,8 @@ void cudnn_mixed_127(const Ctx& c, Findings& out) {
       versions.insert(l->version);
       dirs.insert(winpath(path_dirname(l->path)));
     }
-    Finding x = make("win-cudnn-mixed-versions-127", Severity::error, "cudnn",
+    Finding x =
+        make_finding(FindingId::win_cudnn_mixed_versions_127, Severity::error,
                      mixed.empty() ? "A cuDNN DLL that would load lacks a function another DLL "
                                      "imports from it (LoadLibrary error 127)"
                                    : "The cuDNN DLLs that would load come from " +
@@ -205,8 +207,9 @@ void win_cudnn8_unresolved(const Ctx& c, Findings& out, bool zlib) {
     const std::string dir = winpath(path_dirname(m->path));
     std::vector<std::string> names;
     for (const auto& x : misses) names.push_back(x.lib->name);
-    Finding x = make(
-        zlib ? "win-zlibwapi-missing" : "win-cudnn8-sublibrary-missing", Severity::error, "cudnn",
+    Finding x = make_finding(
+        zlib ? FindingId::win_zlibwapi_missing : FindingId::win_cudnn8_sublibrary_missing,
+        Severity::error,
         "cuDNN " + m->version + " in " + dir + " cannot load " + join(names, ", ") +
             (zlib ? " (cuDNN 8.3 to 8.9 load it at run time)"
                   : ": the loader finds " + std::string(names.size() == 1 ? "it" : "them") +
@@ -275,11 +278,11 @@ void py38_path(const Ctx& c, Findings& out) {
     const auto& [interp, fw] = key;
     std::vector<std::string> dirs;  // PATH dirs to add, in order
     std::set<std::string> names;
-    Finding x = make("win-py38-path-not-searched", Severity::error, "python",
-                     "Python " + ctxs.front()->python_version + " (" + winpath(interp) +
-                         ") cannot load " + fw +
-                         "'s CUDA DLLs: they are only on PATH, which Python 3.8+ does not search "
-                         "for extension modules");
+    Finding x = make_finding(
+        FindingId::win_py38_path_not_searched, Severity::error,
+        "Python " + ctxs.front()->python_version + " (" + winpath(interp) + ") cannot load " + fw +
+            "'s CUDA DLLs: they are only on PATH, which Python 3.8+ does not search "
+            "for extension modules");
     for (const auto* ctx : ctxs) {
       for (const auto& l : ctx->libs) {
         if (!l.missing || l.path_copy.empty()) continue;
@@ -322,7 +325,8 @@ void ld_library_path_tokens(const Ctx& c, Findings& out) {
   if (c.os != Os::linux) return;
   const auto& L = c.f.loader;
   if (L.ld_library_path_issues.empty()) return;
-  Finding x = make("ld-library-path-unfixed-entry", Severity::warning, "env",
+  Finding x =
+      make_finding(FindingId::ld_library_path_unfixed_entry, Severity::warning,
                    "LD_LIBRARY_PATH has " + std::to_string(L.ld_library_path_issues.size()) +
                        " entr" + (L.ld_library_path_issues.size() == 1 ? "y" : "ies") +
                        " that ld.so does not read as a fixed directory");
@@ -364,9 +368,9 @@ void loader_preload_stub(const RuleContext& c, std::vector<Finding>& out) {
     const bool cuda = starts_with(p.soname, "libcuda.so") ||
                       (p.soname.empty() && starts_with(path_basename(p.entry), "libcuda.so"));
     if (!cuda || !p.stub) continue;
-    Finding x = make("libcuda-stub-loaded", Severity::error, "driver",
-                     p.source + " loads the link-time stub " + p.path +
-                         " into every process, ahead of the real driver library");
+    Finding x = make_finding(FindingId::libcuda_stub_loaded, Severity::error,
+                             p.source + " loads the link-time stub " + p.path +
+                                 " into every process, ahead of the real driver library");
     x.evidence.push_back(
         ev(p.source + " names '" + p.entry + "' -> " + p.path +
                (p.soname.empty() ? "" : " (soname " + p.soname + ")"),
@@ -403,11 +407,11 @@ void loader_preload_cudnn(const RuleContext& c, std::vector<Finding>& out) {
       others.push_back(&k);
     }
     if (others.empty()) continue;
-    Finding x =
-        make("pip-cudnn-vs-system-cudnn-symbols", Severity::error, "cudnn",
-             p.source + " forces cuDNN " + p.version + " (" + p.path +
-                 ") into every process, while cuDNN " + others.front()->library_version->str() +
-                 " in " + others.front()->dir + " loads its sub-libraries from its own directory");
+    Finding x = make_finding(
+        FindingId::pip_cudnn_vs_system_cudnn_symbols, Severity::error,
+        p.source + " forces cuDNN " + p.version + " (" + p.path +
+            ") into every process, while cuDNN " + others.front()->library_version->str() + " in " +
+            others.front()->dir + " loads its sub-libraries from its own directory");
     x.evidence.push_back(
         ev(p.source + " names '" + p.entry + "' -> " + p.path + " (" + p.soname + ", " + p.version +
                ")",
@@ -469,7 +473,8 @@ void loader_cudnn_incomplete(const RuleContext& c, std::vector<Finding>& out) {
       missing = k.sublibraries_missing;
     }
     if (missing.empty() && unreachable.empty()) continue;
-    Finding x = make("cudnn-sublibrary-missing", Severity::error, "cudnn",
+    Finding x =
+        make_finding(FindingId::cudnn_sublibrary_missing, Severity::error,
                      "cuDNN " + std::to_string(k.major) + " in " + k.dir +
                          " is incomplete: " + std::to_string(missing.size() + unreachable.size()) +
                          " of its libraries " +
@@ -518,21 +523,10 @@ bool loader_decides_win_cudnn(const Facts& f, const CudnnCopy& k) {
 
 const std::vector<Rule>& loader_rules() {
   static const std::vector<Rule> table = {
-      {{"win-dll-wrong-bitness-193", "cudnn", Severity::error, "", "", ""}, wrong_bitness},
-      {{"win-cudnn-mixed-versions-127", "cudnn", Severity::error, "", "", ""}, cudnn_mixed_127},
-      {{"win-py38-path-not-searched", "python", Severity::error, "", "", ""}, py38_path},
-      {{"ld-library-path-unfixed-entry", "env", Severity::warning,
-        "LD_LIBRARY_PATH has entries that are not fixed directories ($ORIGIN, unexpanded "
-        "variables, relative or empty entries)",
-        "ld.so reads LD_LIBRARY_PATH literally: it does not expand shell variables or '~'; "
-        "$ORIGIN there means the directory of the program's executable (python's bin "
-        "directory), not of the library that needs a dependency; relative entries and empty "
-        "entries (a leading, trailing or doubled ':') are taken relative to the current "
-        "directory, so what loads changes with `cd` (and an attacker-writable directory can "
-        "inject libraries).",
-        "Write every entry as an absolute directory (expand variables when exporting, name the "
-        "directory $ORIGIN was meant to be) and remove empty entries."},
-       ld_library_path_tokens},
+      {FindingId::win_dll_wrong_bitness_193, wrong_bitness},
+      {FindingId::win_cudnn_mixed_versions_127, cudnn_mixed_127},
+      {FindingId::win_py38_path_not_searched, py38_path},
+      {FindingId::ld_library_path_unfixed_entry, ld_library_path_tokens},
   };
   return table;
 }

@@ -18,7 +18,6 @@ Evidence ev(std::string fact, std::string source);
 // A fix step; with `command`, its shell follows the target OS of `c`.
 FixStep step(std::string text, std::string command = {}, const Ctx* c = nullptr);
 // A finding of layer "python".
-Finding make(const char* id, Severity sev, std::string title);
 
 // The interpreter path (or prefix) naming an environment in titles and commands.
 std::string env_name(const PythonEnv& e);

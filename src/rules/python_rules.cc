@@ -19,14 +19,6 @@ FixStep step(std::string text, std::string command, const Ctx* c) {
   std::string shell = command.empty() ? "" : (c && c->os == Os::windows ? "powershell" : "sh");
   return {std::move(text), std::move(command), shell};
 }
-Finding make(const char* id, Severity sev, std::string title) {
-  Finding x;
-  x.id = id;
-  x.severity = sev;
-  x.layer = "python";
-  x.title = std::move(title);
-  return x;
-}
 
 std::string env_name(const PythonEnv& e) {
   return e.interpreter ? *e.interpreter : e.prefix;
@@ -179,9 +171,9 @@ void torch_cpu_build(const Ctx& c, Findings& out) {
     if (!t) continue;
     bool cpu = t->local_tag == "cpu" || (t->cuda_build.ok() && !*t->cuda_build);
     if (!cpu || starts_with(t->local_tag, "rocm")) continue;
-    Finding x = make("torch-cpu-build-installed", Severity::error,
-                     "torch " + t->version + " in " + env_name(e) +
-                         " is a CPU-only build: torch.cuda.is_available() is False");
+    Finding x = make_finding(FindingId::torch_cpu_build_installed, Severity::error,
+                             "torch " + t->version + " in " + env_name(e) +
+                                 " is a CPU-only build: torch.cuda.is_available() is False");
     if (const auto* p = pkg(e, "torch")) x.evidence.push_back(pkg_ev(*p));
     if (!t->cuda.ok() && !t->cuda.source.empty()) {
       x.evidence.push_back(
@@ -218,11 +210,11 @@ void torch_companions_mixed(const Ctx& c, Findings& out) {
     }
     if (tags.size() < 2) continue;
     bool cpu_vs_cuda = tags.contains("cpu");
-    Finding x =
-        make("pip-replaced-cuda-torch-with-pypi-build",
-             cpu_vs_cuda ? Severity::error : Severity::warning,
-             "torch, torchvision and torchaudio in " + env_name(e) +
-                 " come from different builds (" + torch->version + " vs " + set[1]->version + ")");
+    Finding x = make_finding(FindingId::pip_replaced_cuda_torch_with_pypi_build,
+                             cpu_vs_cuda ? Severity::error : Severity::warning,
+                             "torch, torchvision and torchaudio in " + env_name(e) +
+                                 " come from different builds (" + torch->version + " vs " +
+                                 set[1]->version + ")");
     for (const auto* p : set) x.evidence.push_back(pkg_ev(*p));
     std::string variant;
     for (const auto& t : tags) {
@@ -254,13 +246,13 @@ void torch_driver_too_old(const Ctx& c, Findings& out) {
     if (!(dc->cuda < need)) continue;
     bool minor = std::find(dc->minor_compat_majors.begin(), dc->minor_compat_majors.end(),
                            need.major()) != dc->minor_compat_majors.end();
-    Finding x =
-        make("torch-driver-too-old", minor ? Severity::warning : Severity::error,
-             minor ? "torch " + t->version + " (CUDA " + need.str() + ") runs on driver " +
-                         dc->driver.str() + " (CUDA " + dc->cuda.str() +
-                         ") only through minor-version compatibility"
-                   : "torch " + t->version + " in " + env_name(e) + " needs CUDA " + need.str() +
-                         ", driver " + dc->driver.str() + " supports only CUDA " + dc->cuda.str());
+    Finding x = make_finding(
+        FindingId::torch_driver_too_old, minor ? Severity::warning : Severity::error,
+        minor ? "torch " + t->version + " (CUDA " + need.str() + ") runs on driver " +
+                    dc->driver.str() + " (CUDA " + dc->cuda.str() +
+                    ") only through minor-version compatibility"
+              : "torch " + t->version + " in " + env_name(e) + " needs CUDA " + need.str() +
+                    ", driver " + dc->driver.str() + " supports only CUDA " + dc->cuda.str());
     if (!dc->confirmed && x.severity == Severity::error) x.severity = Severity::warning;
     x.confirmed = dc->confirmed;
     x.evidence.push_back(ev("torch.version.cuda = " + *t->cuda, t->cuda.source));
@@ -352,11 +344,11 @@ void torch_gpu_arch(const Ctx& c, Findings& out) {
       if (arch_runs(*arch, cc)) continue;
       bool too_old = cc < arch->sass.front();
       std::string gname = g.name ? *g.name : "GPU " + std::to_string(g.index);
-      Finding x =
-          make(too_old ? "gpu-too-old-for-wheel" : "no-kernel-image-new-gpu",
-               arch->confirmed ? Severity::error : Severity::warning,
-               gname + " (sm_" + std::to_string(cc.major()) + std::to_string(cc.minor()) +
-                   ") is not in the architectures of torch " + t->version + " (" + variant + ")");
+      Finding x = make_finding(
+          too_old ? FindingId::gpu_too_old_for_wheel : FindingId::no_kernel_image_new_gpu,
+          arch->confirmed ? Severity::error : Severity::warning,
+          gname + " (sm_" + std::to_string(cc.major()) + std::to_string(cc.minor()) +
+              ") is not in the architectures of torch " + t->version + " (" + variant + ")");
       x.confirmed = arch->confirmed;
       x.evidence.push_back(
           ev(gname + " compute capability " + cc.str(), g.compute_capability.source));
@@ -444,10 +436,10 @@ void python_version_unsupported(const Ctx& c, Findings& out) {
       }
       auto rr = python_range(range);
       if (!rr || (!(py < rr->first) && !(rr->second < py))) continue;
-      Finding x = make("python-version-unsupported-by-framework", Severity::warning,
-                       fw.name + " " + fw.version + " supports Python " + rr->first.str() + "-" +
-                           rr->second.str() + ", but " + env_name(e) + " is Python " +
-                           e.version.value.value());
+      Finding x = make_finding(
+          FindingId::python_version_unsupported_by_framework, Severity::warning,
+          fw.name + " " + fw.version + " supports Python " + rr->first.str() + "-" +
+              rr->second.str() + ", but " + env_name(e) + " is Python " + e.version.value.value());
       x.evidence.push_back(ev("Python " + *e.version, e.version.source));
       x.evidence.push_back(ev(fw.name + " " + fw.version + " supports Python " + range,
                               "knowledge base: " + source));
@@ -465,9 +457,9 @@ void tf_gpu_package(const Ctx& c, Findings& out) {
   for (const auto& e : c.f.python) {
     const auto* p = pkg(e, "tensorflow-gpu");
     if (!p) continue;
-    Finding x = make("tensorflow-gpu-package-removed", Severity::warning,
-                     "tensorflow-gpu " + p->version + " in " + env_name(e) +
-                         " is the discontinued package name");
+    Finding x = make_finding(FindingId::tensorflow_gpu_package_removed, Severity::warning,
+                             "tensorflow-gpu " + p->version + " in " + env_name(e) +
+                                 " is the discontinued package name");
     x.evidence.push_back(pkg_ev(*p));
     x.evidence.push_back(
         ev("since Dec 2022 tensorflow-gpu on PyPI is an empty package that "
@@ -488,9 +480,9 @@ void jax_cpu_only(const Ctx& c, Findings& out) {
   for (const auto& e : c.f.python) {
     const auto* j = framework(e, "jax");
     if (!j || !j->cuda_build.ok() || *j->cuda_build) continue;
-    Finding x = make("jax-cpu-only-jaxlib", Severity::error,
-                     "JAX " + j->version + " in " + env_name(e) +
-                         " has no CUDA plugin: it falls back to the CPU");
+    Finding x = make_finding(FindingId::jax_cpu_only_jaxlib, Severity::error,
+                             "JAX " + j->version + " in " + env_name(e) +
+                                 " has no CUDA plugin: it falls back to the CPU");
     if (const auto* p = pkg(e, "jax")) x.evidence.push_back(pkg_ev(*p));
     if (const auto* p = pkg(e, "jaxlib")) x.evidence.push_back(pkg_ev(*p));
     x.evidence.push_back(ev("no jax-cuda12-plugin / jax-cuda13-plugin installed",
@@ -540,7 +532,8 @@ void jax_ld_library_path(const Ctx& c, Findings& out) {
     if (!j || !j->cuda_build.ok() || !*j->cuda_build || e.cuda_libs.empty()) continue;
     auto dirs = ld_library_path_cuda_dirs(c.f);
     if (dirs.empty()) continue;
-    Finding x = make("jax-ld-library-path-overrides-wheels", Severity::warning,
+    Finding x =
+        make_finding(FindingId::jax_ld_library_path_overrides_wheels, Severity::warning,
                      "LD_LIBRARY_PATH puts system CUDA libraries ahead of the NVIDIA wheels JAX " +
                          j->version + " in " + env_name(e) + " uses");
     for (const auto& cp : j->cuda_packages) x.evidence.push_back(ev(cp + " installed", e.prefix));
@@ -565,7 +558,8 @@ void paddle_cpu(const Ctx& c, Findings& out) {
     bool both = cpu && gpu;
     bool cpu_only = (cpu && !gpu) || (fw->cuda_build.ok() && !*fw->cuda_build);
     if (!both && !(cpu_only && gpu_present(c.f))) continue;
-    Finding x = make("paddle-cpu-package-installed", Severity::error,
+    Finding x =
+        make_finding(FindingId::paddle_cpu_package_installed, Severity::error,
                      both ? "paddlepaddle (CPU) and paddlepaddle-gpu are both installed in " +
                                 env_name(e) + ": one overwrites the other's paddle module"
                           : "the CPU build of PaddlePaddle is installed in " + env_name(e));
@@ -595,9 +589,9 @@ void ort_both(const Ctx& c, Findings& out) {
     const auto* cpu = pkg(e, "onnxruntime");
     const auto* gpu = pkg(e, "onnxruntime-gpu");
     if (!cpu || !gpu) continue;
-    Finding x = make("ort-cpu-and-gpu-packages-coexist", Severity::error,
-                     "onnxruntime and onnxruntime-gpu are both installed in " + env_name(e) +
-                         ": the CPU package can shadow the CUDA provider");
+    Finding x = make_finding(FindingId::ort_cpu_and_gpu_packages_coexist, Severity::error,
+                             "onnxruntime and onnxruntime-gpu are both installed in " +
+                                 env_name(e) + ": the CPU package can shadow the CUDA provider");
     x.evidence.push_back(pkg_ev(*cpu));
     x.evidence.push_back(pkg_ev(*gpu));
     x.fix.push_back(step("uninstall both, then install only the GPU package",
@@ -612,9 +606,9 @@ void cupy_multiple(const Ctx& c, Findings& out) {
   for (const auto& e : c.f.python) {
     const auto* cp = framework(e, "cupy");
     if (!cp || cp->cuda_packages.size() < 2) continue;
-    Finding x = make("cupy-multiple-packages", Severity::error,
-                     "several CuPy packages are installed in " + env_name(e) + ": " +
-                         join(cp->cuda_packages, ", "));
+    Finding x = make_finding(FindingId::cupy_multiple_packages, Severity::error,
+                             "several CuPy packages are installed in " + env_name(e) + ": " +
+                                 join(cp->cuda_packages, ", "));
     for (const auto& p : e.packages) {
       if (p.name == "cupy" || starts_with(p.name, "cupy-cuda")) x.evidence.push_back(pkg_ev(p));
     }
@@ -655,12 +649,12 @@ void cupy_major(const Ctx& c, Findings& out) {
     }
     if (!driver_short && runtime) continue;
     if (!driver_short && !gpu_present(c.f)) continue;
-    Finding x = make("cupy-cuda-major-mismatch", Severity::error,
-                     driver_short ? cp->package + " in " + env_name(e) + " needs CUDA " +
-                                        std::to_string(m) + ", driver " + dc->driver.str() +
-                                        " supports only CUDA " + dc->cuda.str()
-                                  : cp->package + " in " + env_name(e) + " needs a CUDA " +
-                                        std::to_string(m) + " runtime and none is installed");
+    Finding x = make_finding(
+        FindingId::cupy_cuda_major_mismatch, Severity::error,
+        driver_short ? cp->package + " in " + env_name(e) + " needs CUDA " + std::to_string(m) +
+                           ", driver " + dc->driver.str() + " supports only CUDA " + dc->cuda.str()
+                     : cp->package + " in " + env_name(e) + " needs a CUDA " + std::to_string(m) +
+                           " runtime and none is installed");
     x.evidence.push_back(
         ev(cp->package + " " + cp->version + " is built for CUDA " + std::to_string(m) + ".x",
            cp->cuda.source));
@@ -715,12 +709,12 @@ void ctranslate2_cudnn(const Ctx& c, Findings& out) {
              l.path));
     }
     if (system) continue;
-    Finding x =
-        make("ctranslate2-cudnn8-vs-9", wheel ? Severity::warning : Severity::error,
-             "ctranslate2 " + ct->version + " in " + env_name(e) + " needs cuDNN " +
-                 std::to_string(need) +
-                 (wheel ? ", which is only in a pip wheel directory the loader does not search"
-                        : ", which is not installed"));
+    Finding x = make_finding(
+        FindingId::ctranslate2_cudnn8_vs_9, wheel ? Severity::warning : Severity::error,
+        "ctranslate2 " + ct->version + " in " + env_name(e) + " needs cuDNN " +
+            std::to_string(need) +
+            (wheel ? ", which is only in a pip wheel directory the loader does not search"
+                   : ", which is not installed"));
     if (const auto* p = pkg(e, "ctranslate2")) x.evidence.push_back(pkg_ev(*p));
     x.evidence.push_back(ev(std::string("ctranslate2 ") + (need == 8 ? "< 4.5" : ">= 4.5") +
                                 " loads cuDNN " + std::to_string(need),
@@ -755,10 +749,10 @@ void pip_vs_system_cudnn(const Ctx& c, Findings& out) {
                   copy.found_via.end();
         if (!ld) continue;
         if (copy.library_version->truncated(3) == wv->truncated(3)) continue;
-        Finding x =
-            make("pip-cudnn-vs-system-cudnn-symbols", Severity::error,
-                 "LD_LIBRARY_PATH puts cuDNN " + copy.library_version->str() + " (" + copy.dir +
-                     ") ahead of the cuDNN " + l.version + " wheel of " + env_name(e));
+        Finding x = make_finding(FindingId::pip_cudnn_vs_system_cudnn_symbols, Severity::error,
+                                 "LD_LIBRARY_PATH puts cuDNN " + copy.library_version->str() +
+                                     " (" + copy.dir + ") ahead of the cuDNN " + l.version +
+                                     " wheel of " + env_name(e));
         x.evidence.push_back(ev("wheel " + l.package + " " + l.version + ": " + l.path, l.path));
         x.evidence.push_back(ev("system cuDNN " + copy.library_version->str() + " in " + copy.dir +
                                     ", on LD_LIBRARY_PATH",
@@ -813,11 +807,11 @@ void ide_vs_shell(const Ctx& c, Findings& out) {
     auto a = gpu_builds(*shell);
     auto b = gpu_builds(e);
     if (a.empty() == b.empty()) continue;
-    Finding x =
-        make("ide-interpreter-differs-from-shell", Severity::warning,
-             ide + " runs " + env_name(e) + (b.empty() ? " (no GPU build)" : "") +
-                 ", the shell runs " + env_name(*shell) + (a.empty() ? " (no GPU build)" : "") +
-                 ": only one of them can use the GPU");
+    Finding x = make_finding(FindingId::ide_interpreter_differs_from_shell, Severity::warning,
+                             ide + " runs " + env_name(e) + (b.empty() ? " (no GPU build)" : "") +
+                                 ", the shell runs " + env_name(*shell) +
+                                 (a.empty() ? " (no GPU build)" : "") +
+                                 ": only one of them can use the GPU");
     x.evidence.push_back(
         ev(ide + " interpreter " + env_name(e) + ": " +
                (b.empty() ? std::string("no CUDA framework build") : join(b, ", ")),
@@ -845,7 +839,8 @@ void win_32bit_python(const Ctx& c, Findings& out) {
   if (c.os != Os::windows) return;
   for (const auto& e : c.f.python) {
     if (!e.bits || *e.bits != 32) continue;
-    Finding x = make("win-32bit-python-no-torch", Severity::error,
+    Finding x =
+        make_finding(FindingId::win_32bit_python_no_torch, Severity::error,
                      env_name(e) + " is a 32-bit Python: no GPU framework publishes 32-bit wheels");
     x.evidence.push_back(ev("32-bit interpreter", e.bits.source));
     x.fix.push_back(
@@ -863,10 +858,10 @@ void win_tf_after_210(const Ctx& c, Findings& out) {
     if (!tf) continue;
     auto v = Version::parse(tf->version);
     if (!v || *v < Version{2, 11}) continue;
-    Finding x =
-        make("win-tf-gpu-after-2.10", gpu_present(c.f) ? Severity::error : Severity::warning,
-             "TensorFlow " + tf->version + " in " + env_name(e) +
-                 " has no GPU support on native Windows (2.10 was the last)");
+    Finding x = make_finding(FindingId::win_tf_gpu_after_2_10,
+                             gpu_present(c.f) ? Severity::error : Severity::warning,
+                             "TensorFlow " + tf->version + " in " + env_name(e) +
+                                 " has no GPU support on native Windows (2.10 was the last)");
     if (const auto* p = pkg(e, tf->package)) x.evidence.push_back(pkg_ev(*p));
     x.fix.push_back(step("run TensorFlow in WSL2 with the Linux GPU build",
                          "wsl -- python3 -m pip install 'tensorflow[and-cuda]'", &c));
@@ -927,7 +922,8 @@ void tf_gpu_libraries(const Ctx& c, Findings& out) {
         !loader_decides_cudnn_found(c.f, e, "tensorflow"))
       missing.push_back("cuDNN " + std::to_string(cudnn->major()));
     if (missing.empty()) continue;
-    Finding x = make("tf-cannot-dlopen-gpu-libraries", Severity::error,
+    Finding x =
+        make_finding(FindingId::tf_cannot_dlopen_gpu_libraries, Severity::error,
                      "TensorFlow " + tf->version + " in " + env_name(e) + " will not find " +
                          join(missing, " and ") + ": it falls back to the CPU");
     x.evidence.push_back(
@@ -964,12 +960,12 @@ void ort_provider_needed(const Ctx& c, const PythonEnv& e, const PythonPackage& 
     }
   }
   const bool win = c.os == Os::windows;
-  Finding x =
-      make("ort-cuda-provider-load-failure", Severity::error,
-           "onnxruntime-gpu " + ort.version + " in " + env_name(e) +
-               ": the CUDA provider cannot load, " + join(names, ", ") +
-               (names.size() == 1 ? " is" : " are") + " not found" +
-               (all_in_wheels ? " on the loader path (only in pip wheel directories)" : ""));
+  Finding x = make_finding(
+      FindingId::ort_cuda_provider_load_failure, Severity::error,
+      "onnxruntime-gpu " + ort.version + " in " + env_name(e) +
+          ": the CUDA provider cannot load, " + join(names, ", ") +
+          (names.size() == 1 ? " is" : " are") + " not found" +
+          (all_in_wheels ? " on the loader path (only in pip wheel directories)" : ""));
   x.evidence.push_back(pkg_ev(ort));
   for (const auto& n : f.needed) {
     if (!n.resolved.empty()) {
@@ -1038,7 +1034,8 @@ void ort_cuda_libraries(const Ctx& c, Findings& out) {
     if (!a.cudart.contains(cuda)) missing.push_back("CUDA " + std::to_string(cuda) + " runtime");
     if (!a.cudnn.contains(cudnn)) missing.push_back("cuDNN " + std::to_string(cudnn));
     if (missing.empty()) continue;
-    Finding x = make("ort-cuda-provider-load-failure", Severity::warning,
+    Finding x =
+        make_finding(FindingId::ort_cuda_provider_load_failure, Severity::warning,
                      "onnxruntime-gpu " + ort->version + " in " + env_name(e) + " needs " +
                          join(missing, " and ") + ", not found: the CUDA provider will not load");
     x.evidence.push_back(pkg_ev(*ort));
@@ -1066,51 +1063,52 @@ void ort_cuda_libraries(const Ctx& c, Findings& out) {
 
 struct Signature {
   const char* text;  // lower case
-  const char* id;
+  FindingId id;
 };
 // Error-text signatures from the failure catalog -> finding id.
 const Signature kSignatures[] = {
     // CUDA errors 802 and 804 as torch / CuPy word them (checked in rules/catalog_rules.cc).
-    {"system not yet initialized", "fabric-manager-missing-802"},
-    {"forward compatibility was attempted on non supported hw", "forward-compat-unsupported-804"},
-    {"cudaerrorcompatnotsupportedondevice", "forward-compat-unsupported-804"},
-    {"torch not compiled with cuda enabled", "torch-cpu-build-installed"},
-    {"no kernel image is available", "no-kernel-image-new-gpu"},
-    {"is not compatible with the current pytorch installation", "no-kernel-image-new-gpu"},
-    {"the nvidia driver on your system is too old", "torch-driver-too-old"},
-    {"cudnn version incompatibility", "torch-cudnn-runtime-older-than-build"},
-    {"loaded runtime cudnn library", "jax-cudnn-version-mismatch"},
-    {"__nvjitlink", "nvjitlink-older-than-cusparse"},
-    {"libcudnn.so.8: cannot open", "libcudnn8-not-found"},
-    {"could not find cuda drivers", "tf-could-not-find-cuda-drivers"},
-    {"cudnn failed to initialize", "tf-cudnn-failed-to-initialize"},
-    {"failed to get convolution algorithm", "tf-cudnn-failed-to-initialize"},
-    {"could not find tensorrt", "tf-trt-not-found"},
-    {"not built with cuda kernel binaries compatible", "tf-ptx-jit-new-arch"},
-    {"libdevice not found", "xla-libdevice-ptxas-not-found"},
-    {"can't find libdevice", "xla-libdevice-ptxas-not-found"},
-    {"third-party dynamic library (cudnn", "win-paddle-third-party-dso"},
-    {"undefined symbol: _zn3c10", "prebuilt-extension-abi-mismatch"},
-    {"glibc_2.", "glibc-too-old-for-wheel"},
-    {"undefined symbol", "pip-cudnn-vs-system-cudnn-symbols"},
-    {"libcudnn_ops_infer.so.8", "ctranslate2-cudnn8-vs-9"},
-    {"could not load dynamic library", "tf-cannot-dlopen-gpu-libraries"},
-    {"cannot dlopen some gpu libraries", "tf-cannot-dlopen-gpu-libraries"},
-    {"a cuda-enabled jaxlib is not installed", "jax-cpu-only-jaxlib"},
-    {"unable to load cusparse", "jax-ld-library-path-overrides-wheels"},
-    {"cannot open shared object file", "python-gpu-library-not-loadable"},
-    {"[winerror 126]", "win-torch-dll-dependency-126"},
-    {"failed to create cudaexecutionprovider", "ort-cuda-provider-load-failure"},
-    {"installed cpu version paddlepaddle", "paddle-cpu-package-installed"},
-    {"cannot load cudnn shared library", "paddle-cannot-load-cudnn"},
+    {"system not yet initialized", FindingId::fabric_manager_missing_802},
+    {"forward compatibility was attempted on non supported hw",
+     FindingId::forward_compat_unsupported_804},
+    {"cudaerrorcompatnotsupportedondevice", FindingId::forward_compat_unsupported_804},
+    {"torch not compiled with cuda enabled", FindingId::torch_cpu_build_installed},
+    {"no kernel image is available", FindingId::no_kernel_image_new_gpu},
+    {"is not compatible with the current pytorch installation", FindingId::no_kernel_image_new_gpu},
+    {"the nvidia driver on your system is too old", FindingId::torch_driver_too_old},
+    {"cudnn version incompatibility", FindingId::torch_cudnn_runtime_older_than_build},
+    {"loaded runtime cudnn library", FindingId::jax_cudnn_version_mismatch},
+    {"__nvjitlink", FindingId::nvjitlink_older_than_cusparse},
+    {"libcudnn.so.8: cannot open", FindingId::libcudnn8_not_found},
+    {"could not find cuda drivers", FindingId::tf_could_not_find_cuda_drivers},
+    {"cudnn failed to initialize", FindingId::tf_cudnn_failed_to_initialize},
+    {"failed to get convolution algorithm", FindingId::tf_cudnn_failed_to_initialize},
+    {"could not find tensorrt", FindingId::tf_trt_not_found},
+    {"not built with cuda kernel binaries compatible", FindingId::tf_ptx_jit_new_arch},
+    {"libdevice not found", FindingId::xla_libdevice_ptxas_not_found},
+    {"can't find libdevice", FindingId::xla_libdevice_ptxas_not_found},
+    {"third-party dynamic library (cudnn", FindingId::win_paddle_third_party_dso},
+    {"undefined symbol: _zn3c10", FindingId::prebuilt_extension_abi_mismatch},
+    {"glibc_2.", FindingId::glibc_too_old_for_wheel},
+    {"undefined symbol", FindingId::pip_cudnn_vs_system_cudnn_symbols},
+    {"libcudnn_ops_infer.so.8", FindingId::ctranslate2_cudnn8_vs_9},
+    {"could not load dynamic library", FindingId::tf_cannot_dlopen_gpu_libraries},
+    {"cannot dlopen some gpu libraries", FindingId::tf_cannot_dlopen_gpu_libraries},
+    {"a cuda-enabled jaxlib is not installed", FindingId::jax_cpu_only_jaxlib},
+    {"unable to load cusparse", FindingId::jax_ld_library_path_overrides_wheels},
+    {"cannot open shared object file", FindingId::python_gpu_library_not_loadable},
+    {"[winerror 126]", FindingId::win_torch_dll_dependency_126},
+    {"failed to create cudaexecutionprovider", FindingId::ort_cuda_provider_load_failure},
+    {"installed cpu version paddlepaddle", FindingId::paddle_cpu_package_installed},
+    {"cannot load cudnn shared library", FindingId::paddle_cannot_load_cudnn},
 };
 
 void deep_results(const Ctx& c, Findings& out) {
   for (const auto& e : c.f.python) {
     if (!e.deep) continue;
     if (!e.deep->status.ok()) {
-      Finding x = make("python-deep-probe-failed", Severity::warning,
-                       "dlenv could not run " + env_name(e) + " to import its frameworks");
+      Finding x = make_finding(FindingId::python_deep_probe_failed, Severity::warning,
+                               "dlenv could not run " + env_name(e) + " to import its frameworks");
       x.evidence.push_back(ev(e.deep->status.reason, e.deep->status.source));
       x.fix.push_back(step("run it by hand to see why",
                            env_name(e) + " -c 'import sys; print(sys.version)'", &c));
@@ -1123,7 +1121,7 @@ void deep_results(const Ctx& c, Findings& out) {
       if (!unavailable || (!gpu_present(c.f) && f.imported)) continue;
       std::string text = f.error.empty() ? f.gpu_op : f.error;
       std::string low = to_lower(text);
-      const char* id = "python-framework-gpu-unavailable";
+      FindingId id = FindingId::python_framework_gpu_unavailable;
       for (const auto& sig : kSignatures) {
         if (!low.empty() && contains(low, sig.text)) {
           id = sig.id;
@@ -1132,7 +1130,7 @@ void deep_results(const Ctx& c, Findings& out) {
       }
       // The file-based rules already explain a CPU build: do not report it twice.
       bool dup = false;
-      for (const auto& o : out) dup |= o.id == id && contains(o.title, env_name(e));
+      for (const auto& o : out) dup |= o.id == finding_name(id) && contains(o.title, env_name(e));
       if (dup) continue;
       // A CPU-only package (onnxruntime, not onnxruntime-gpu) has no GPU by design.
       bool cpu_package = false;
@@ -1144,9 +1142,9 @@ void deep_results(const Ctx& c, Findings& out) {
         }
       }
       if (cpu_package && f.imported && f.error.empty()) {
-        Finding x = make("python-framework-gpu-unavailable", Severity::info,
-                         f.name + " in " + env_name(e) + " is the CPU package (" + package +
-                             "): it runs on the CPU by design");
+        Finding x = make_finding(FindingId::python_framework_gpu_unavailable, Severity::info,
+                                 f.name + " in " + env_name(e) + " is the CPU package (" + package +
+                                     "): it runs on the CPU by design");
         x.layer = "python";
         x.evidence.push_back(
             ev(f.name + " " + f.version + " imported, GPU available: no", e.deep->status.source));
@@ -1158,10 +1156,10 @@ void deep_results(const Ctx& c, Findings& out) {
         out.push_back(std::move(x));
         continue;
       }
-      Finding x = make(id, Severity::error,
-                       f.name + " in " + env_name(e) +
-                           (f.imported ? " cannot use the GPU" : " fails to import") +
-                           (text.empty() ? std::string() : ": " + text.substr(0, 200)));
+      Finding x = make_finding(id, Severity::error,
+                               f.name + " in " + env_name(e) +
+                                   (f.imported ? " cannot use the GPU" : " fails to import") +
+                                   (text.empty() ? std::string() : ": " + text.substr(0, 200)));
       x.layer = "python";
       x.evidence.push_back(
           ev(f.name + " " + f.version + (f.imported ? " imported" : " import failed") +
@@ -1181,7 +1179,8 @@ void deep_results(const Ctx& c, Findings& out) {
                    " more CUDA libraries (dlenv doctor --deep --json lists them all)",
                deep_loaded_source(e)));
       }
-      x.fix.push_back(step("`dlenv explain " + std::string(id) + "` has the cause and the fix"));
+      x.fix.push_back(
+          step("`dlenv explain " + std::string(finding_name(id)) + "` has the cause and the fix"));
       out.push_back(std::move(x));
     }
   }
@@ -1192,76 +1191,34 @@ void deep_results(const Ctx& c, Findings& out) {
 const std::vector<Rule>& python_rules() {
   static const std::vector<Rule> table = [] {
     std::vector<Rule> t = {
-        {{"torch-cpu-build-installed", "python", Severity::error, "", "", ""}, torch_cpu_build},
-        {{"pip-replaced-cuda-torch-with-pypi-build", "python", Severity::error, "", "", ""},
-         torch_companions_mixed},
-        {{"torch-driver-too-old", "python", Severity::error, "", "", ""}, torch_driver_too_old},
-        {{"no-kernel-image-new-gpu", "python", Severity::error, "", "", ""}, torch_gpu_arch},
-        {{"gpu-too-old-for-wheel", "python", Severity::error, "", "", ""}, nullptr},
-        {{"python-version-unsupported-by-framework", "python", Severity::warning,
-          "The Python version is outside the range the installed framework supports",
-          "Framework wheels are built for a range of Python versions (torch 2.11: 3.10-3.14). "
-          "An environment with a Python outside the range either cannot install that release "
-          "(pip picks an old one, or a CPU-only or source build) or runs a package that was never "
-          "tested with it.",
-          "Create the environment with a Python inside the framework's range, or install a "
-          "framework release that supports this Python."},
-         python_version_unsupported},
-        {{"tensorflow-gpu-package-removed", "python", Severity::warning, "", "", ""},
-         tf_gpu_package},
-        {{"jax-cpu-only-jaxlib", "python", Severity::error, "", "", ""}, jax_cpu_only},
-        {{"jax-ld-library-path-overrides-wheels", "python", Severity::warning, "", "", ""},
-         jax_ld_library_path},
-        {{"paddle-cpu-package-installed", "python", Severity::error, "", "", ""}, paddle_cpu},
-        {{"ort-cpu-and-gpu-packages-coexist", "python", Severity::error, "", "", ""}, ort_both},
-        {{"cupy-multiple-packages", "python", Severity::error, "", "", ""}, cupy_multiple},
-        {{"cupy-cuda-major-mismatch", "python", Severity::error, "", "", ""}, cupy_major},
-        {{"ctranslate2-cudnn8-vs-9", "python", Severity::error, "", "", ""}, ctranslate2_cudnn},
-        {{"pip-cudnn-vs-system-cudnn-symbols", "python", Severity::error, "", "", ""},
+        {FindingId::torch_cpu_build_installed, torch_cpu_build},
+        {FindingId::pip_replaced_cuda_torch_with_pypi_build, torch_companions_mixed},
+        {FindingId::torch_driver_too_old, torch_driver_too_old},
+        {FindingId::no_kernel_image_new_gpu, torch_gpu_arch},
+        {FindingId::gpu_too_old_for_wheel, nullptr},
+        {FindingId::python_version_unsupported_by_framework, python_version_unsupported},
+        {FindingId::tensorflow_gpu_package_removed, tf_gpu_package},
+        {FindingId::jax_cpu_only_jaxlib, jax_cpu_only},
+        {FindingId::jax_ld_library_path_overrides_wheels, jax_ld_library_path},
+        {FindingId::paddle_cpu_package_installed, paddle_cpu},
+        {FindingId::ort_cpu_and_gpu_packages_coexist, ort_both},
+        {FindingId::cupy_multiple_packages, cupy_multiple},
+        {FindingId::cupy_cuda_major_mismatch, cupy_major},
+        {FindingId::ctranslate2_cudnn8_vs_9, ctranslate2_cudnn},
+        {FindingId::pip_cudnn_vs_system_cudnn_symbols,
          [](const Ctx& c, Findings& out) {
            loader_framework_cudnn_mix(c, out);  // rules/loader_framework_rules.cc
            pip_vs_system_cudnn(c, out);
            loader_preload_cudnn(c, out);  // LD_PRELOAD cuDNN (rules/loader_rules.cc)
          }},
-        {{"ide-interpreter-differs-from-shell", "python", Severity::warning,
-          "The IDE runs a different Python than the shell, and only one has a GPU build",
-          "PyCharm and VS Code run the interpreter configured for the project (PyCharm: the SDK "
-          "named in .idea/misc.xml; VS Code: python.defaultInterpreterPath or the interpreter "
-          "picked in the UI), not the python on the shell's PATH. When only one of the two "
-          "environments has a CUDA build of the framework, the code works in one and reports "
-          "cuda available: False in the other.",
-          "Select the interpreter with the GPU build in the IDE (or install the GPU build into "
-          "the environment the IDE uses)."},
-         ide_vs_shell},
-        {{"win-32bit-python-no-torch", "python", Severity::error, "", "", ""}, win_32bit_python},
-        {{"win-tf-gpu-after-2.10", "python", Severity::error, "", "", ""}, win_tf_after_210},
-        {{"tf-cannot-dlopen-gpu-libraries", "python", Severity::error, "", "", ""},
-         tf_gpu_libraries},
-        {{"ort-cuda-provider-load-failure", "python", Severity::warning, "", "", ""},
-         ort_cuda_libraries},
-        {{"python-framework-gpu-unavailable", "python", Severity::error,
-          "A framework imported with --deep cannot use the GPU",
-          "dlenv --deep imported the framework in that environment and it reported no usable GPU "
-          "(or failed to import, or a tiny GPU operation failed) with an error text that matches "
-          "no known failure signature. The evidence holds the text and the CUDA libraries the "
-          "process had loaded.",
-          "Read the error text in the evidence; `dlenv doctor` without --deep lists the file-based "
-          "findings for the same environment."},
-         deep_results},
-        {{"python-gpu-library-not-loadable", "python", Severity::error,
-          "A framework could not open a CUDA library (cannot open shared object file)",
-          "The framework dlopens a CUDA/cuDNN/cuBLAS library by name and the loader found none: "
-          "the matching NVIDIA pip wheel is not installed, or the library's directory is not on "
-          "the loader path.",
-          "Install the wheel the framework declares (pip install the framework again with its CUDA "
-          "extra) or add the library directory to LD_LIBRARY_PATH."},
-         nullptr},
-        {{"python-deep-probe-failed", "python", Severity::warning,
-          "--deep could not run an interpreter",
-          "The interpreter did not answer within the timeout, crashed, or printed no probe output "
-          "(e.g. Python 2, a broken installation, or a wrapper script).",
-          "Run the interpreter by hand; raise --deep-timeout if imports are slow."},
-         nullptr},
+        {FindingId::ide_interpreter_differs_from_shell, ide_vs_shell},
+        {FindingId::win_32bit_python_no_torch, win_32bit_python},
+        {FindingId::win_tf_gpu_after_2_10, win_tf_after_210},
+        {FindingId::tf_cannot_dlopen_gpu_libraries, tf_gpu_libraries},
+        {FindingId::ort_cuda_provider_load_failure, ort_cuda_libraries},
+        {FindingId::python_framework_gpu_unavailable, deep_results},
+        {FindingId::python_gpu_library_not_loadable, nullptr},
+        {FindingId::python_deep_probe_failed, nullptr},
     };
     for (const auto& r : python_rules2()) t.push_back(r);
     return t;

@@ -97,7 +97,7 @@ std::string lib_dir_of(const std::string& path) {
 // windows_rules.cc.
 void paddle_cudnn(const Ctx& c, Findings& out) {
   if (!gpu_present(c.f) || c.os != Os::linux) return;
-  const char* id = "paddle-cannot-load-cudnn";
+  const FindingId id = FindingId::paddle_cannot_load_cudnn;
   for (const auto& e : c.f.python) {
     const auto* p = fw(e, "paddle");
     if (!p || !p->cuda_build.ok() || !*p->cuda_build || p->needed.empty()) continue;
@@ -118,7 +118,8 @@ void paddle_cudnn(const Ctx& c, Findings& out) {
     } else {
       continue;
     }
-    Finding x = make(id, sev, "paddle " + p->version + " in " + env_name(e) + " " + problem);
+    Finding x =
+        make_finding(id, sev, "paddle " + p->version + " in " + env_name(e) + " " + problem);
     if (const auto* pk = pkg(e, p->package)) x.evidence.push_back(pkg_ev(*pk));
     if (p->cudnn) {
       x.evidence.push_back(
@@ -183,9 +184,9 @@ void paddle_cudnn(const Ctx& c, Findings& out) {
 // ---- the NVIDIA wheels torch and JAX pin ----------------------------------------------
 
 // Which finding an older cuDNN is for a framework distribution.
-const char* older_cudnn_id(std::string_view dist) {
-  return starts_with(dist, "jax") ? "jax-cudnn-version-mismatch"
-                                  : "torch-cudnn-runtime-older-than-build";
+FindingId older_cudnn_id(std::string_view dist) {
+  return starts_with(dist, "jax") ? FindingId::jax_cudnn_version_mismatch
+                                  : FindingId::torch_cudnn_runtime_older_than_build;
 }
 
 void wheel_pins(const Ctx& c, Findings& out) {
@@ -210,7 +211,8 @@ void wheel_pins(const Ctx& c, Findings& out) {
         if (hv->major() != lo->major()) {
           // The loader model decides where it resolved the framework's cuDNN itself.
           if (loader_decides_cudnn_found(c.f, e, torch ? "torch" : "jax")) continue;
-          Finding x = make("libcudnn8-not-found", Severity::error,
+          Finding x =
+              make_finding(FindingId::libcudnn8_not_found, Severity::error,
                            owner.name + " " + owner.version + " in " + env_name(e) + " needs " +
                                so + ", but " + have->name + " " + have->version + " provides " +
                                "libcudnn.so." + std::to_string(hv->major()));
@@ -225,7 +227,8 @@ void wheel_pins(const Ctx& c, Findings& out) {
           continue;
         }
         if (*hv < *lo) {
-          Finding x = make(older_cudnn_id(owner.name), Severity::error,
+          Finding x =
+              make_finding(older_cudnn_id(owner.name), Severity::error,
                            owner.name + " " + owner.version + " in " + env_name(e) +
                                " was built for " + r->text.substr(0, r->text.find(';')) + ", but " +
                                have->name + " " + have->version + " is installed");
@@ -258,7 +261,8 @@ void wheel_pins(const Ctx& c, Findings& out) {
               !(copy.library_version->truncated(2) < hv->truncated(2))) {
             continue;
           }
-          Finding x = make(older_cudnn_id(owner.name), Severity::error,
+          Finding x =
+              make_finding(older_cudnn_id(owner.name), Severity::error,
                            "LD_LIBRARY_PATH puts cuDNN " + copy.library_version->str() + " (" +
                                copy.dir + ") ahead of the cuDNN " + have->version + " wheel " +
                                owner.name + " in " + env_name(e) + " was built for");
@@ -293,9 +297,9 @@ void torch_deep_cudnn(const Ctx& c, Findings& out) {
       Version runtime = Version::from_cudnn_int(*n);
       if (runtime.major() == compiled->major() && !(runtime.truncated(2) < compiled->truncated(2)))
         continue;
-      Finding x = make("torch-cudnn-runtime-older-than-build", Severity::error,
-                       "torch in " + env_name(e) + " loaded cuDNN " + runtime.str() +
-                           " but was compiled against cuDNN " + compiled->str());
+      Finding x = make_finding(FindingId::torch_cudnn_runtime_older_than_build, Severity::error,
+                               "torch in " + env_name(e) + " loaded cuDNN " + runtime.str() +
+                                   " but was compiled against cuDNN " + compiled->str());
       x.evidence.push_back(ev("torch.backends.cudnn.version() = " + d.cudnn +
                                   ", torch._C._cudnn.getCompileVersion() = " + d.cudnn_compiled,
                               e.deep->status.source));
@@ -353,13 +357,13 @@ void nvjitlink_cusparse(const Ctx& c, Findings& out) {
         if (j.library != "nvJitLink" || j.major != need->major()) continue;
         auto have = Version::parse(j.version);
         if (!have || !(have->truncated(2) < *need)) continue;
-        Finding x = make("nvjitlink-older-than-cusparse", Severity::error,
-                         j.package + " " + j.version + " in " + env_name(e) +
-                             " is older than the nvJitLink " + need->str() + " that " + sp.package +
-                             " " + sp.version +
-                             " needs: undefined symbol "
-                             "__nvJitLink*_" +
-                             std::to_string(need->major()) + "_" + std::to_string(need->minor()));
+        Finding x = make_finding(
+            FindingId::nvjitlink_older_than_cusparse, Severity::error,
+            j.package + " " + j.version + " in " + env_name(e) + " is older than the nvJitLink " +
+                need->str() + " that " + sp.package + " " + sp.version +
+                " needs: undefined symbol "
+                "__nvJitLink*_" +
+                std::to_string(need->major()) + "_" + std::to_string(need->minor()));
         x.evidence.push_back(ev("libcusparse imports __nvJitLink*_" +
                                     std::to_string(need->major()) + "_" +
                                     std::to_string(need->minor()),
@@ -376,7 +380,8 @@ void nvjitlink_cusparse(const Ctx& c, Findings& out) {
             !(t.version->truncated(2) < *need)) {
           continue;
         }
-        Finding x = make("nvjitlink-older-than-cusparse", Severity::error,
+        Finding x =
+            make_finding(FindingId::nvjitlink_older_than_cusparse, Severity::error,
                          "LD_LIBRARY_PATH puts CUDA " + t.version->str() + "'s libnvJitLink.so." +
                              std::to_string(need->major()) + " ahead of the wheels; " + sp.package +
                              " in " + env_name(e) + " needs nvJitLink " + need->str());
@@ -423,9 +428,9 @@ void conda_cpu_pytorch(const Ctx& c, Findings& out) {
     bool cpu_mutex = mutex && mutex->build == "cpu";
     if (!cpuonly && !cpu_mutex && !cpu_build) continue;
     if (!torch && !cpuonly && !cpu_mutex) continue;
-    Finding x = make("conda-solver-picked-cpu-pytorch", Severity::error,
-                     "conda installed the CPU build of PyTorch in " + env_name(e) +
-                         " on a machine with an NVIDIA GPU");
+    Finding x = make_finding(FindingId::conda_solver_picked_cpu_pytorch, Severity::error,
+                             "conda installed the CPU build of PyTorch in " + env_name(e) +
+                                 " on a machine with an NVIDIA GPU");
     if (torch) x.evidence.push_back(conda_ev(*torch));
     if (mutex) x.evidence.push_back(conda_ev(*mutex));
     if (cpuonly) x.evidence.push_back(conda_ev(*cpuonly));
@@ -468,10 +473,10 @@ void conda_vs_system(const Ctx& c, Findings& out) {
         dc && dc->cuda < cv.truncated(2) &&
         std::find(dc->minor_compat_majors.begin(), dc->minor_compat_majors.end(), cv.major()) ==
             dc->minor_compat_majors.end()) {
-      Finding x =
-          make("conda-cudatoolkit-vs-system-cuda", Severity::error,
-               "the conda CUDA " + cv.str() + " in " + env_name(e) + " is newer than driver " +
-                   dc->driver.str() + " runs (CUDA " + dc->cuda.str() + ")");
+      Finding x = make_finding(FindingId::conda_cudatoolkit_vs_system_cuda, Severity::error,
+                               "the conda CUDA " + cv.str() + " in " + env_name(e) +
+                                   " is newer than driver " + dc->driver.str() + " runs (CUDA " +
+                                   dc->cuda.str() + ")");
       x.evidence.push_back(conda_ev(*cp));
       x.evidence.push_back(
           ev("driver " + dc->driver.str() + " runs CUDA up to " + dc->cuda.str(), dc->source));
@@ -492,10 +497,10 @@ void conda_vs_system(const Ctx& c, Findings& out) {
       if (t.active_ld_library_path) how.push_back("LD_LIBRARY_PATH");
       if (t.active_path) how.push_back("PATH");
       if (t.active_cuda_home) how.push_back("CUDA_HOME/CUDA_PATH");
-      Finding x = make("conda-cudatoolkit-vs-system-cuda", Severity::warning,
-                       "conda environment " + env_name(e) + " has CUDA " + cv.str() +
-                           ", but the system CUDA " + t.version->str() + " is also active (" +
-                           join(how, ", ") + ")");
+      Finding x = make_finding(FindingId::conda_cudatoolkit_vs_system_cuda, Severity::warning,
+                               "conda environment " + env_name(e) + " has CUDA " + cv.str() +
+                                   ", but the system CUDA " + t.version->str() +
+                                   " is also active (" + join(how, ", ") + ")");
       x.evidence.push_back(conda_ev(*cp));
       x.evidence.push_back(
           ev("CUDA toolkit " + t.version->str() + " at " + t.root + " on " + join(how, ", "),
@@ -533,10 +538,10 @@ void conda_virtual_cuda(const Ctx& c, Findings& out) {
       auto ov = Version::parse(override_cuda->second);
       auto dc = driver_cuda(c);
       if (ov && dc && dc->cuda < ov->truncated(2)) {
-        Finding x = make("conda-cuda-virtual-package-missing", Severity::warning,
-                         "CONDA_OVERRIDE_CUDA=" + override_cuda->second +
-                             " makes conda solve for a newer CUDA than driver " + dc->driver.str() +
-                             " runs (" + dc->cuda.str() + ")");
+        Finding x = make_finding(FindingId::conda_cuda_virtual_package_missing, Severity::warning,
+                                 "CONDA_OVERRIDE_CUDA=" + override_cuda->second +
+                                     " makes conda solve for a newer CUDA than driver " +
+                                     dc->driver.str() + " runs (" + dc->cuda.str() + ")");
         x.evidence.push_back(ev("CONDA_OVERRIDE_CUDA=" + override_cuda->second, c.f.env.source));
         x.evidence.push_back(
             ev("driver " + dc->driver.str() + " runs CUDA up to " + dc->cuda.str(), dc->source));
@@ -547,7 +552,8 @@ void conda_virtual_cuda(const Ctx& c, Findings& out) {
       continue;
     }
     if (libcuda || !cpu) continue;
-    Finding x = make("conda-cuda-virtual-package-missing",
+    Finding x =
+        make_finding(FindingId::conda_cuda_virtual_package_missing,
                      gpu_present(c.f) ? Severity::error : Severity::warning,
                      "conda sees no CUDA driver (no __cuda virtual package) and solved the CPU "
                      "variant of " +
@@ -601,10 +607,10 @@ void toolkit_vs_torch(const Ctx& c, Findings& out) {
     if (!t || !t->cuda) continue;
     auto cv = Version::parse(*t->cuda);
     if (!cv || cv->major() == tv->major()) continue;
-    Finding x = make("toolkit-vs-torch-cuda-mismatch", Severity::warning,
-                     "building CUDA extensions for torch " + t->version + " in " + env_name(e) +
-                         " would use CUDA " + tv->str() + " (" + pick->root +
-                         "), but torch is built with CUDA " + *t->cuda);
+    Finding x = make_finding(FindingId::toolkit_vs_torch_cuda_mismatch, Severity::warning,
+                             "building CUDA extensions for torch " + t->version + " in " +
+                                 env_name(e) + " would use CUDA " + tv->str() + " (" + pick->root +
+                                 "), but torch is built with CUDA " + *t->cuda);
     x.evidence.push_back(ev("torch.version.cuda = " + *t->cuda, t->cuda.source));
     x.evidence.push_back(ev("torch.utils.cpp_extension picks " + pick->root + " through " + why,
                             pick->version.source));
@@ -682,10 +688,10 @@ void extension_abi(const Ctx& c, Findings& out) {
         }
       }
       if (why.empty()) continue;
-      Finding x = make("prebuilt-extension-abi-mismatch", Severity::error,
-                       p.name + " " + p.version + " in " + env_name(e) + " " + why +
-                           ", but torch " + torch->version +
-                           " is installed: its compiled modules fail with 'undefined symbol'");
+      Finding x = make_finding(
+          FindingId::prebuilt_extension_abi_mismatch, Severity::error,
+          p.name + " " + p.version + " in " + env_name(e) + " " + why + ", but torch " +
+              torch->version + " is installed: its compiled modules fail with 'undefined symbol'");
       x.evidence.push_back(pkg_ev(p));
       x.evidence.push_back(ev(why, source));
       x.evidence.push_back(pkg_ev(*torch));
@@ -739,9 +745,9 @@ void wheel_tags(const Ctx& c, Findings& out) {
         }
       }
       if (c.os == Os::linux && glibc && need && *glibc < *need) {
-        Finding x = make("glibc-too-old-for-wheel", Severity::error,
-                         p.name + " " + p.version + " in " + env_name(e) + " needs glibc " +
-                             need->str() + ", but this system has glibc " + glibc->str());
+        Finding x = make_finding(FindingId::glibc_too_old_for_wheel, Severity::error,
+                                 p.name + " " + p.version + " in " + env_name(e) + " needs glibc " +
+                                     need->str() + ", but this system has glibc " + glibc->str());
         x.evidence.push_back(ev("wheel tags: " + join(p.wheel_tags, ", "), p.wheel_source));
         x.evidence.push_back(ev("glibc " + glibc->str(), c.f.host.glibc.source));
         x.fix.push_back(
@@ -750,7 +756,8 @@ void wheel_tags(const Ctx& c, Findings& out) {
         out.push_back(std::move(x));
       }
       if (pv && any_cp && !cp_ok && !abi_any) {
-        Finding x = make("python-version-unsupported-by-framework", Severity::error,
+        Finding x =
+            make_finding(FindingId::python_version_unsupported_by_framework, Severity::error,
                          p.name + " " + p.version + " in " + env_name(e) + " is a " + cp_tag +
                              " wheel, but the interpreter is Python " + *e.version +
                              ": its compiled modules do not import");
@@ -779,10 +786,10 @@ void tf_cuda_drivers(const Ctx& c, Findings& out) {
   for (const auto& e : c.f.python) {
     const auto* tf = tf_cuda(e);
     if (!tf) continue;
-    Finding x = make("tf-could-not-find-cuda-drivers", Severity::error,
-                     "TensorFlow " + tf->version + " in " + env_name(e) +
-                         " will print 'Could not find cuda drivers on your machine': no "
-                         "libcuda.so.1 is on the loader path");
+    Finding x = make_finding(FindingId::tf_could_not_find_cuda_drivers, Severity::error,
+                             "TensorFlow " + tf->version + " in " + env_name(e) +
+                                 " will print 'Could not find cuda drivers on your machine': no "
+                                 "libcuda.so.1 is on the loader path");
     x.evidence.push_back(ev("CUDA build (CUDA " + (tf->cuda ? *tf->cuda : std::string("?")) + ")",
                             tf->cuda_build.source));
     x.evidence.push_back(ev("no libcuda.so* found by the loader configuration",
@@ -818,7 +825,8 @@ void tf_cudnn_minor(const Ctx& c, Findings& out) {
       }
     }
     if (!best || !(best->truncated(2) < built->truncated(2))) continue;
-    Finding x = make("tf-cudnn-failed-to-initialize", Severity::warning,
+    Finding x =
+        make_finding(FindingId::tf_cudnn_failed_to_initialize, Severity::warning,
                      "TensorFlow " + tf->version + " in " + env_name(e) + " was built with cuDNN " +
                          built->str() + ", but the newest cuDNN " + std::to_string(built->major()) +
                          " here is " + best->str() +
@@ -852,12 +860,12 @@ void tf_tensorrt(const Ctx& c, Findings& out) {
     }
     // TensorFlow 2.x TF-TRT is built against TensorRT 8.
     if (majors.empty() || majors.contains(8)) continue;
-    Finding x =
-        make("tf-trt-not-found", Severity::info,
-             "TensorFlow " + tf->version + " in " + env_name(e) +
-                 " looks for TensorRT 8 (libnvinfer.so.8) but the tensorrt wheel "
-                 "provides libnvinfer.so." +
-                 std::to_string(*majors.rbegin()) + ": 'TF-TRT Warning: Could not find TensorRT'");
+    Finding x = make_finding(FindingId::tf_trt_not_found, Severity::info,
+                             "TensorFlow " + tf->version + " in " + env_name(e) +
+                                 " looks for TensorRT 8 (libnvinfer.so.8) but the tensorrt wheel "
+                                 "provides libnvinfer.so." +
+                                 std::to_string(*majors.rbegin()) +
+                                 ": 'TF-TRT Warning: Could not find TensorRT'");
     x.evidence.push_back(ev("is_tensorrt_build = True", tf->tensorrt_build.source));
     x.evidence.push_back(ev("libnvinfer.so." + std::to_string(*majors.rbegin()), where));
     x.fix.push_back(step("harmless unless you use TF-TRT; for TF-TRT install TensorRT 8",
@@ -898,13 +906,14 @@ void tf_archs(const Ctx& c, Findings& out) {
       }
       if (sass) continue;
       std::string gpu = g.name ? *g.name : "GPU " + std::to_string(g.index);
-      Finding x = ptx ? make("tf-ptx-jit-new-arch", Severity::warning,
+      Finding x =
+          ptx ? make_finding(FindingId::tf_ptx_jit_new_arch, Severity::warning,
                              "TensorFlow " + tf->version + " in " + env_name(e) +
                                  " has no kernels for the " + gpu + " (compute capability " +
                                  cc.str() + "): they are JIT-compiled from compute_" +
                                  std::to_string(ptx->major()) + std::to_string(ptx->minor()) +
                                  " PTX at start-up (can take 30 minutes or longer)")
-                      : make("no-kernel-image-new-gpu", Severity::error,
+              : make_finding(FindingId::no_kernel_image_new_gpu, Severity::error,
                              "TensorFlow " + tf->version + " in " + env_name(e) +
                                  " has no kernels and no usable PTX for the " + gpu +
                                  " (compute capability " + cc.str() + ")");
@@ -937,10 +946,10 @@ void xla_cuda_files(const Ctx& c, Findings& out) {
       ptxas |= d.ptxas;
     }
     if (flagged && !flagged->libdevice) {
-      Finding x = make("xla-libdevice-ptxas-not-found", Severity::error,
-                       "XLA_FLAGS points XLA at " + flagged->dir +
-                           ", which has no nvvm/libdevice/libdevice.10.bc (" + who + " in " +
-                           env_name(e) + ")");
+      Finding x = make_finding(FindingId::xla_libdevice_ptxas_not_found, Severity::error,
+                               "XLA_FLAGS points XLA at " + flagged->dir +
+                                   ", which has no nvvm/libdevice/libdevice.10.bc (" + who +
+                                   " in " + env_name(e) + ")");
       x.evidence.push_back(
           ev("--xla_gpu_cuda_data_dir=" + flagged->dir, c.f.env.source + " (XLA_FLAGS)"));
       for (const auto& d : e.xla_dirs) {
@@ -960,7 +969,8 @@ void xla_cuda_files(const Ctx& c, Findings& out) {
     std::vector<std::string> missing;
     if (!libdevice) missing.push_back("libdevice.10.bc");
     if (!ptxas && jax_gpu) missing.push_back("ptxas");
-    Finding x = make("xla-libdevice-ptxas-not-found", Severity::warning,
+    Finding x =
+        make_finding(FindingId::xla_libdevice_ptxas_not_found, Severity::warning,
                      who + " in " + env_name(e) + ": XLA will not find " + join(missing, " or ") +
                          " (no CUDA toolkit, conda cuda-nvcc or nvidia-cuda-nvcc wheel has it)");
     for (const auto& d : e.xla_dirs) {
@@ -989,32 +999,26 @@ void xla_cuda_files(const Ctx& c, Findings& out) {
 
 const std::vector<Rule>& python_rules2() {
   static const std::vector<Rule> table = {
-      {{"paddle-cannot-load-cudnn", "python", Severity::error, "", "", ""}, paddle_cudnn},
-      {{"libcudnn8-not-found", "python", Severity::error, "", "", ""},
+      {FindingId::paddle_cannot_load_cudnn, paddle_cudnn},
+      {FindingId::libcudnn8_not_found,
        [](const Ctx& c, Findings& out) {
          loader_cudnn_not_found(c, out);  // rules/loader_framework_rules.cc
          wheel_pins(c, out);
        }},
-      {{"torch-cudnn-runtime-older-than-build", "python", Severity::error, "", "", ""},
-       torch_deep_cudnn},
-      {{"jax-cudnn-version-mismatch", "python", Severity::error, "", "", ""}, nullptr},
-      {{"nvjitlink-older-than-cusparse", "python", Severity::error, "", "", ""},
-       nvjitlink_cusparse},
-      {{"conda-solver-picked-cpu-pytorch", "python", Severity::error, "", "", ""},
-       conda_cpu_pytorch},
-      {{"conda-cudatoolkit-vs-system-cuda", "python", Severity::error, "", "", ""},
-       conda_vs_system},
-      {{"conda-cuda-virtual-package-missing", "python", Severity::error, "", "", ""},
-       conda_virtual_cuda},
-      {{"toolkit-vs-torch-cuda-mismatch", "python", Severity::warning, "", "", ""},
-       toolkit_vs_torch},
-      {{"prebuilt-extension-abi-mismatch", "python", Severity::error, "", "", ""}, extension_abi},
-      {{"glibc-too-old-for-wheel", "python", Severity::error, "", "", ""}, wheel_tags},
-      {{"tf-could-not-find-cuda-drivers", "python", Severity::error, "", "", ""}, tf_cuda_drivers},
-      {{"tf-cudnn-failed-to-initialize", "python", Severity::warning, "", "", ""}, tf_cudnn_minor},
-      {{"tf-trt-not-found", "python", Severity::info, "", "", ""}, tf_tensorrt},
-      {{"tf-ptx-jit-new-arch", "python", Severity::warning, "", "", ""}, tf_archs},
-      {{"xla-libdevice-ptxas-not-found", "python", Severity::warning, "", "", ""}, xla_cuda_files},
+      {FindingId::torch_cudnn_runtime_older_than_build, torch_deep_cudnn},
+      {FindingId::jax_cudnn_version_mismatch, nullptr},
+      {FindingId::nvjitlink_older_than_cusparse, nvjitlink_cusparse},
+      {FindingId::conda_solver_picked_cpu_pytorch, conda_cpu_pytorch},
+      {FindingId::conda_cudatoolkit_vs_system_cuda, conda_vs_system},
+      {FindingId::conda_cuda_virtual_package_missing, conda_virtual_cuda},
+      {FindingId::toolkit_vs_torch_cuda_mismatch, toolkit_vs_torch},
+      {FindingId::prebuilt_extension_abi_mismatch, extension_abi},
+      {FindingId::glibc_too_old_for_wheel, wheel_tags},
+      {FindingId::tf_could_not_find_cuda_drivers, tf_cuda_drivers},
+      {FindingId::tf_cudnn_failed_to_initialize, tf_cudnn_minor},
+      {FindingId::tf_trt_not_found, tf_tensorrt},
+      {FindingId::tf_ptx_jit_new_arch, tf_archs},
+      {FindingId::xla_libdevice_ptxas_not_found, xla_cuda_files},
   };
   return table;
 }

@@ -36,15 +36,6 @@ inline std::string shell_quote(const std::string& word) {
   return out + "'";
 }
 
-inline Finding make(const char* id, Severity sev, const char* layer, std::string title) {
-  Finding x;
-  x.id = id;
-  x.severity = sev;
-  x.layer = layer;
-  x.title = std::move(title);
-  return x;
-}
-
 // dlenv runs inside a container (Docker, Podman, Kubernetes...).
 inline bool in_container(const Facts& f) {
   return f.host.container.ok() && *f.host.container != "none";

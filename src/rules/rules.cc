@@ -30,8 +30,8 @@ void no_driver(const Ctx& c, Findings& out) {
   if (c.f.host.wsl2 && *c.f.host.wsl2.value) return;  // WSL has no kernel module: see wsl rules
   bool gpu_on_bus = !d.pci_devices.empty();
   if (gpu_on_bus) return;  // driver-module-not-built-for-kernel / nouveau explain it
-  Finding x = make("no-nvidia-driver", Severity::info, "driver",
-                   "No NVIDIA driver and no NVIDIA GPU on this machine");
+  Finding x = make_finding(FindingId::no_nvidia_driver, Severity::info,
+                           "No NVIDIA driver and no NVIDIA GPU on this machine");
   x.evidence.push_back(ev(d.kernel_module_version.reason, "/proc/driver/nvidia/version"));
   if (d.pci_scanned) {
     x.evidence.push_back(ev("no NVIDIA display controller on the PCI bus", "/sys/bus/pci/devices"));
@@ -57,8 +57,8 @@ void module_not_loaded(const Ctx& c, Findings& out) {
   if (driver_kernel_loaded(c.f) || d.pci_devices.empty()) return;
   if (d.nouveau_loaded || d.nova_loaded) return;  // nouveau rule explains it
   bool userspace = !d.libnvml_files.empty() || !d.libcuda_files.empty();
-  Finding x = make("driver-module-not-built-for-kernel", Severity::error, "driver",
-                   "An NVIDIA GPU is present but the nvidia kernel module is not loaded");
+  Finding x = make_finding(FindingId::driver_module_not_built_for_kernel, Severity::error,
+                           "An NVIDIA GPU is present but the nvidia kernel module is not loaded");
   for (size_t i = 0; i < d.pci_devices.size(); ++i) {
     std::string drv =
         i < d.pci_drivers.size() && !d.pci_drivers[i].empty() ? d.pci_drivers[i] : "none";
@@ -77,7 +77,7 @@ void module_not_loaded(const Ctx& c, Findings& out) {
     x.fix.push_back(
         step("with Secure Boot on, an unsigned module is refused: check", "mokutil --sb-state"));
   } else {
-    x.id = "no-nvidia-driver";
+    x.id = finding_name(FindingId::no_nvidia_driver);
     x.title = "An NVIDIA GPU is present but no NVIDIA driver is installed";
     x.fix.push_back(step("install the driver from your distribution (Ubuntu shown)",
                          "sudo ubuntu-drivers install   # or: sudo apt install nvidia-driver-580"));
@@ -91,7 +91,8 @@ void nouveau(const Ctx& c, Findings& out) {
   std::string which = d.nouveau_loaded ? "nouveau" : "nova_core";
   bool owns = !driver_kernel_loaded(c.f);
   for (const auto& drv : d.pci_drivers) owns |= drv == "nouveau" || drv == "nova_core";
-  Finding x = make("nouveau-or-nova-owns-gpu", owns ? Severity::error : Severity::warning, "driver",
+  Finding x =
+      make_finding(FindingId::nouveau_or_nova_owns_gpu, owns ? Severity::error : Severity::warning,
                    owns ? "The open-source " + which + " driver owns the GPU, not NVIDIA's"
                         : "The " + which + " module is loaded next to NVIDIA's driver");
   x.evidence.push_back(ev(which + " is loaded", d.modules_source));
@@ -112,9 +113,9 @@ void nouveau(const Ctx& c, Findings& out) {
 
 void version_mismatch(const Ctx& c, Findings& out) {
   const auto& d = c.f.driver;
-  Finding x =
-      make("nvml-driver-library-mismatch", Severity::error, "driver",
-           "The driver's kernel module and its user-space libraries have different versions");
+  Finding x = make_finding(
+      FindingId::nvml_driver_library_mismatch, Severity::error,
+      "The driver's kernel module and its user-space libraries have different versions");
   bool hit = false;
   if (d.nvml_error.ok() && (contains(to_lower(*d.nvml_error), "mismatch"))) {
     x.evidence.push_back(ev("NVML: " + *d.nvml_error, d.nvml_error.source));
@@ -171,8 +172,8 @@ void version_mismatch(const Ctx& c, Findings& out) {
 // live load that reports the stub still counts.
 void stub_loaded(const Ctx& c, Findings& out, bool live_only = false) {
   const auto& d = c.f.driver;
-  Finding x = make("libcuda-stub-loaded", Severity::error, "driver",
-                   "The link-time stub libcuda.so is on the run-time search path");
+  Finding x = make_finding(FindingId::libcuda_stub_loaded, Severity::error,
+                           "The link-time stub libcuda.so is on the run-time search path");
   bool loaded_stub = false;
   if (d.libcuda_library.ok() && contains(*d.libcuda_library, "/stubs/")) loaded_stub = true;
   if (d.libcuda_error.ok() && contains(to_lower(*d.libcuda_error), "stub")) loaded_stub = true;
@@ -206,10 +207,11 @@ void stub_loaded(const Ctx& c, Findings& out, bool live_only = false) {
 void device_nodes(const Ctx& c, Findings& out) {
   const auto& d = c.f.driver;
   if (!driver_kernel_loaded(c.f) && !d.nvml_driver_version.ok()) return;
-  Finding perm = make("dev-nvidia-permissions", Severity::error, "driver",
-                      "This user cannot open the NVIDIA device nodes");
-  Finding uvm = make("cuda-unknown-error-uvm", Severity::warning, "driver",
-                     "/dev/nvidia-uvm is missing: CUDA will fail with 'unknown error' (999)");
+  Finding perm = make_finding(FindingId::dev_nvidia_permissions, Severity::error,
+                              "This user cannot open the NVIDIA device nodes");
+  Finding uvm =
+      make_finding(FindingId::cuda_unknown_error_uvm, Severity::warning,
+                   "/dev/nvidia-uvm is missing: CUDA will fail with 'unknown error' (999)");
   bool any_present = false;
   for (const auto& n : d.device_nodes) {
     if (n.path == "/dev/nvidia-modeset" || n.path == "/dev/nvidia-uvm-tools") continue;
@@ -247,11 +249,12 @@ void device_nodes(const Ctx& c, Findings& out) {
     out.push_back(std::move(uvm));
   }
   if (!any_present && driver_kernel_loaded(c.f)) {
-    Finding x = make("dev-nvidia-permissions", Severity::error, "driver",
+    Finding x =
+        make_finding(FindingId::dev_nvidia_permissions, Severity::error,
                      "The nvidia module is loaded but /dev/nvidiactl and /dev/nvidia0 are missing");
     x.evidence.push_back(ev("no /dev/nvidiactl or /dev/nvidiaN", "/dev"));
     if (c.f.host.container && *c.f.host.container != "none") {
-      x.id = "container-started-without-gpus";
+      x.id = finding_name(FindingId::container_started_without_gpus);
       x.title = "The container was started without the GPU device nodes";
       x.fix.push_back(step("start it with GPU access", "docker run --gpus all ..."));
     } else {
@@ -268,7 +271,7 @@ void visible_devices(const Ctx& c, Findings& out) {
   size_t visible = 0;
   for (const auto& g : c.f.gpus) visible += g.visible ? 1 : 0;
   bool none = trim(v).empty() || trim(v) == "-1" || (!c.f.gpus.empty() && visible == 0);
-  Finding x = make("cuda-visible-devices-hides-gpu", Severity::info, "env", "");
+  Finding x = make_finding(FindingId::cuda_visible_devices_hides_gpu, Severity::info, "");
   x.evidence.push_back(ev("CUDA_VISIBLE_DEVICES=\"" + v + "\"", c.f.env.source));
   if (none) {
     x.severity = Severity::error;
@@ -296,10 +299,10 @@ void visible_devices(const Ctx& c, Findings& out) {
 void compute_mode(const Ctx& c, Findings& out) {
   for (const auto& g : c.f.gpus) {
     if (!g.compute_mode || *g.compute_mode == "default") continue;
-    Finding x =
-        make("exclusive-compute-mode-busy",
-             *g.compute_mode == "prohibited" ? Severity::error : Severity::info, "gpu",
-             "GPU " + std::to_string(g.index) + " is in compute mode '" + *g.compute_mode + "'");
+    Finding x = make_finding(
+        FindingId::exclusive_compute_mode_busy,
+        *g.compute_mode == "prohibited" ? Severity::error : Severity::info,
+        "GPU " + std::to_string(g.index) + " is in compute mode '" + *g.compute_mode + "'");
     x.evidence.push_back(ev("compute mode " + *g.compute_mode, g.compute_mode.source));
     x.fix.push_back(step("in exclusive mode only one process may use the GPU; to share it",
                          "sudo nvidia-smi -i " + std::to_string(g.index) + " -c DEFAULT"));
@@ -329,13 +332,13 @@ void toolkit_vs_driver(const Ctx& c, Findings& out) {
     bool minor_ok =
         std::find(support->minor_compat_majors.begin(), support->minor_compat_majors.end(),
                   tv.major()) != support->minor_compat_majors.end();
-    Finding x =
-        make("cuda-driver-insufficient", minor_ok ? Severity::warning : Severity::error, "toolkit",
-             minor_ok ? "CUDA " + tv.str() + " at " + t.root + " is newer than driver " +
-                            dv->str() + " (CUDA " + driver_cuda.str() +
-                            "): runs only through minor-version compatibility"
-                      : "CUDA " + tv.str() + " at " + t.root + " needs a newer driver than " +
-                            dv->str() + " (which supports up to CUDA " + driver_cuda.str() + ")");
+    Finding x = make_finding(
+        FindingId::cuda_driver_insufficient, minor_ok ? Severity::warning : Severity::error,
+        minor_ok
+            ? "CUDA " + tv.str() + " at " + t.root + " is newer than driver " + dv->str() +
+                  " (CUDA " + driver_cuda.str() + "): runs only through minor-version compatibility"
+            : "CUDA " + tv.str() + " at " + t.root + " needs a newer driver than " + dv->str() +
+                  " (which supports up to CUDA " + driver_cuda.str() + ")");
     x.confirmed = support->ref.confirmed;
     if (!x.confirmed && x.severity == Severity::error) x.severity = Severity::warning;
     x.evidence.push_back(
@@ -379,8 +382,8 @@ void toolkits_disagree(const Ctx& c, Findings& out) {
   std::set<std::string> roots;
   for (auto& p : picks) roots.insert(p.second->real_root);
   if (roots.size() < 2) return;
-  Finding x = make("cuda-toolkits-disagree", Severity::warning, "toolkit",
-                   "PATH, CUDA_HOME and LD_LIBRARY_PATH select different CUDA toolkits");
+  Finding x = make_finding(FindingId::cuda_toolkits_disagree, Severity::warning,
+                           "PATH, CUDA_HOME and LD_LIBRARY_PATH select different CUDA toolkits");
   for (auto& [what, t] : picks) {
     x.evidence.push_back(
         ev(what + " selects " + t->root + " (CUDA " + vstr(t->version) + ")", c.f.env.source));
@@ -418,9 +421,9 @@ void nvcc_vs_smi(const Ctx& c, Findings& out) {
   }
   if (!driver_cuda) return;
   if (t->version->truncated(2) == *driver_cuda) return;
-  Finding x = make("nvcc-vs-nvidia-smi-version-confusion", Severity::info, "toolkit",
-                   "nvcc says CUDA " + t->version->truncated(2).str() + ", nvidia-smi says CUDA " +
-                       driver_cuda->str() + ": both are right");
+  Finding x = make_finding(FindingId::nvcc_vs_nvidia_smi_version_confusion, Severity::info,
+                           "nvcc says CUDA " + t->version->truncated(2).str() +
+                               ", nvidia-smi says CUDA " + driver_cuda->str() + ": both are right");
   x.evidence.push_back(
       ev("toolkit (nvcc) " + t->root + ": CUDA " + t->version->str(), t->version.source));
   x.evidence.push_back(
@@ -458,8 +461,8 @@ void gpu_vs_toolkits(const Ctx& c, Findings& out) {
       if (!t.version) continue;
       if (auto a = c.kb.arch_support(t.version->truncated(2)); a && cc < a->min_cc) too_new = false;
     }
-    Finding x = make(
-        "nvcc-unsupported-gpu-arch", all_confirmed ? Severity::warning : Severity::info, "toolkit",
+    Finding x = make_finding(
+        FindingId::nvcc_unsupported_gpu_arch, all_confirmed ? Severity::warning : Severity::info,
         "No installed CUDA toolkit can compile for GPU " + std::to_string(g.index) + " (" +
             g.name.value.value_or("?") + ", compute capability " + cc.str() + ")");
     x.confirmed = all_confirmed;
@@ -487,7 +490,8 @@ void cuda_home_unset(const Ctx& c, Findings& out) {
     if (k.is_default_link) t = &k;
   }
   if (!t->nvcc) return;
-  Finding x = make("cuda-home-not-set", Severity::info, "toolkit",
+  Finding x =
+      make_finding(FindingId::cuda_home_not_set, Severity::info,
                    "A CUDA toolkit is installed but neither nvcc is on PATH nor CUDA_HOME is set");
   x.evidence.push_back(ev("toolkit " + t->root + " (CUDA " + vstr(t->version) + ")", t->root));
   x.fix.push_back(step("builds of CUDA extensions (pip install of packages with CUDA code) need it",
@@ -505,9 +509,9 @@ void cudnn_header_mismatch(const Ctx& c, Findings& out) {
     // A live answer from a load that mixed this wheel folder with another release: the
     // loader model's pip-cudnn-vs-system-cudnn-symbols names the cause (one finding per cause).
     if (k.live_version && c.os == Os::linux && loader_explains_cudnn_mix(c.f, k.dir)) continue;
-    Finding x = make("cudnn-header-library-mismatch", Severity::warning, "cudnn",
-                     "cuDNN header " + k.header_version->str() + " does not match library " +
-                         lib->str() + " in " + k.dir);
+    Finding x = make_finding(FindingId::cudnn_header_library_mismatch, Severity::warning,
+                             "cuDNN header " + k.header_version->str() +
+                                 " does not match library " + lib->str() + " in " + k.dir);
     x.evidence.push_back(
         ev("header " + k.header_path + ": " + k.header_version->str(), k.header_version.source));
     x.evidence.push_back(ev("library: " + lib->str(), lib.source));
@@ -526,7 +530,8 @@ void cudnn_vs_toolkit(const Ctx& c, Findings& out) {
       if (tk.root == k.toolkit_root) t = &tk;
     }
     if (!t || !t->version || t->version->major() == *k.cuda_major) continue;
-    Finding x = make("cudnn-toolkit-cuda-major-mismatch", Severity::error, "cudnn",
+    Finding x =
+        make_finding(FindingId::cudnn_toolkit_cuda_major_mismatch, Severity::error,
                      "cuDNN in " + k.dir + " was built for CUDA " + std::to_string(*k.cuda_major) +
                          " but sits in the CUDA " + t->version->str() + " toolkit");
     x.evidence.push_back(
@@ -550,8 +555,8 @@ void cudnn_incomplete(const Ctx& c, Findings& out) {
 void cudnn_mixed(const Ctx& c, Findings& out) {
   for (const auto& k : c.f.cudnn) {
     if (k.mixed_versions.empty()) continue;
-    Finding x = make("cudnn-mixed-versions", Severity::error, "cudnn",
-                     "cuDNN libraries of different versions are mixed in " + k.dir);
+    Finding x = make_finding(FindingId::cudnn_mixed_versions, Severity::error,
+                             "cuDNN libraries of different versions are mixed in " + k.dir);
     x.evidence.push_back(ev("main library " + vstr(k.library_version), k.library_version.source));
     for (const auto& [file, v] : k.mixed_versions) {
       x.evidence.push_back(ev(file + " is " + v, path_join(k.dir, file)));
@@ -564,9 +569,9 @@ void cudnn_mixed(const Ctx& c, Findings& out) {
 
 void toolkit_change_interrupted(const Ctx& c, Findings& out) {
   for (const auto& i : c.f.interrupted_changes) {
-    Finding x = make("toolkit-change-interrupted", Severity::error, "toolkit",
-                     "dlenv's change to " + i.toolkit + " was interrupted (" + i.description +
-                         "): the toolkit may hold part of it");
+    Finding x = make_finding(FindingId::toolkit_change_interrupted, Severity::error,
+                             "dlenv's change to " + i.toolkit + " was interrupted (" +
+                                 i.description + "): the toolkit may hold part of it");
     x.evidence.push_back(ev("the journal of the change is still there", i.journal));
     x.fix.push_back(
         step("finish or roll back the change exactly, as its journal says", i.recover_command));
@@ -584,85 +589,32 @@ void cudnn_without_header_version(const Ctx& c, Findings& out) {
 const std::vector<Rule>& rules() {
   static const std::vector<Rule> table = [] {
     std::vector<Rule> t = {
-        {{"no-nvidia-driver", "driver", Severity::error,
-          "No NVIDIA driver (and, when no NVIDIA GPU is on the PCI bus either, a clean CPU-only "
-          "state)",
-          "No nvidia kernel module is loaded and NVML cannot be loaded. When an NVIDIA GPU is on "
-          "the "
-          "PCI bus, the driver is missing; when none is, this machine simply has no NVIDIA GPU.",
-          "Install the NVIDIA driver for the GPU (distribution package or NVIDIA's installer); "
-          "inside "
-          "a container, start it with GPU access (docker run --gpus all)."},
-         no_driver},
-        {{"driver-module-not-built-for-kernel", "driver", Severity::error, "", "", ""},
-         module_not_loaded},
-        {{"nouveau-or-nova-owns-gpu", "driver", Severity::error, "", "", ""}, nouveau},
-        {{"nvml-driver-library-mismatch", "driver", Severity::error, "", "", ""}, version_mismatch},
-        {{"libcuda-stub-loaded", "driver", Severity::error, "", "", ""},
+        {FindingId::no_nvidia_driver, no_driver},
+        {FindingId::driver_module_not_built_for_kernel, module_not_loaded},
+        {FindingId::nouveau_or_nova_owns_gpu, nouveau},
+        {FindingId::nvml_driver_library_mismatch, version_mismatch},
+        {FindingId::libcuda_stub_loaded,
          [](const Ctx& c, Findings& out) {
            const size_t before = out.size();
            const bool decided = loader_libcuda_stub(c, out);  // rules/loader_framework_rules.cc
            if (out.size() == before) stub_loaded(c, out, decided);
            loader_preload_stub(c, out);  // LD_PRELOAD / ld.so.preload (rules/loader_rules.cc)
          }},
-        {{"dev-nvidia-permissions", "driver", Severity::error, "", "", ""}, device_nodes},
-        {{"cuda-unknown-error-uvm", "driver", Severity::warning, "", "", ""}, nullptr},
-        {{"container-started-without-gpus", "driver", Severity::error, "", "", ""}, nullptr},
-        {{"cuda-visible-devices-hides-gpu", "env", Severity::error, "", "", ""}, visible_devices},
-        {{"exclusive-compute-mode-busy", "gpu", Severity::error, "", "", ""}, compute_mode},
-        {{"cuda-driver-insufficient", "toolkit", Severity::error, "", "", ""}, toolkit_vs_driver},
-        {{"cuda-toolkits-disagree", "toolkit", Severity::warning,
-          "PATH, CUDA_HOME and LD_LIBRARY_PATH select different CUDA toolkits",
-          "Several CUDA toolkits are installed and the settings that pick one disagree: nvcc comes "
-          "from one toolkit, CUDA_HOME (used by PyTorch/CMake extension builds) names another, and "
-          "LD_LIBRARY_PATH makes the runtime of a third one load first. Builds then mix headers, "
-          "compiler and runtime of different versions.",
-          "Choose one toolkit and point PATH, CUDA_HOME and LD_LIBRARY_PATH at it (`dlenv env "
-          "--cuda "
-          "X.Y` prints the settings)."},
-         toolkits_disagree},
-        {{"nvcc-vs-nvidia-smi-version-confusion", "toolkit", Severity::info, "", "", ""},
-         nvcc_vs_smi},
-        {{"nvcc-unsupported-gpu-arch", "toolkit", Severity::warning, "", "", ""}, gpu_vs_toolkits},
-        {{"cuda-home-not-set", "toolkit", Severity::info, "", "", ""}, cuda_home_unset},
-        {{"toolkit-change-interrupted", "toolkit", Severity::error,
-          "A dlenv change to a CUDA toolkit was interrupted",
-          "`dlenv cudnn install` or `uninstall` was killed, crashed or lost power in the middle "
-          "of changing a toolkit: its write-ahead journal (<toolkit>/.dlenv/journal) is still "
-          "there, and the toolkit may hold some of the new files and some of the old ones.",
-          "Run `dlenv cudnn recover --toolkit DIR`: it finishes the change when it had "
-          "committed, else puts every file back exactly as it was (any later `dlenv cudnn "
-          "install` or `uninstall` on that toolkit does the same first)."},
-         toolkit_change_interrupted},
-        {{"cudnn-header-library-mismatch", "cudnn", Severity::warning, "", "", ""},
-         cudnn_header_mismatch},
-        {{"cudnn-toolkit-cuda-major-mismatch", "cudnn", Severity::error,
-          "cuDNN built for a different CUDA major than the toolkit it sits in",
-          "cuDNN archives are built per CUDA major (e.g. cudnn-...-cuda11-archive vs ..._cuda12-"
-          "archive). A copy built for CUDA 11 inside a CUDA 12 toolkit needs libcublas.so.11 / "
-          "libcublasLt.so.11, which that toolkit does not have, so loading fails or picks a "
-          "different cuBLAS.",
-          "Install the cuDNN archive built for the toolkit's CUDA major (`dlenv cudnn install`), "
-          "or "
-          "move the copy to a toolkit of the CUDA major it was built for."},
-         cudnn_vs_toolkit},
-        {{"cudnn-sublibrary-missing", "cudnn", Severity::error,
-          "cuDNN is incomplete: sub-libraries are missing",
-          "cuDNN 8 and 9 are a small main library that loads its sub-libraries (ops, cnn, adv, "
-          "graph, engines, heuristic) at run time by name. Copying only libcudnn.so.N leaves a "
-          "copy "
-          "that loads and reports its version but fails at the first convolution or RNN call with "
-          "CUDNN_STATUS_NOT_INITIALIZED / 'Could not load library libcudnn_cnn_infer.so.8'.",
-          "Copy every libcudnn*.so* (Windows: every cudnn*64_N.dll) from the same archive next to "
-          "the main library."},
-         cudnn_incomplete},
-        {{"cudnn-mixed-versions", "cudnn", Severity::error,
-          "cuDNN libraries of different versions in one directory",
-          "A directory holds cuDNN libraries from different releases (an upgrade that copied only "
-          "some files). The main library then loads a sub-library of another version: symbol "
-          "lookup errors on Linux, error 127 on Windows, or version-check failures at run time.",
-          "Remove the stale files and install every cuDNN library from one release."},
-         cudnn_mixed},
+        {FindingId::dev_nvidia_permissions, device_nodes},
+        {FindingId::cuda_unknown_error_uvm, nullptr},
+        {FindingId::container_started_without_gpus, nullptr},
+        {FindingId::cuda_visible_devices_hides_gpu, visible_devices},
+        {FindingId::exclusive_compute_mode_busy, compute_mode},
+        {FindingId::cuda_driver_insufficient, toolkit_vs_driver},
+        {FindingId::cuda_toolkits_disagree, toolkits_disagree},
+        {FindingId::nvcc_vs_nvidia_smi_version_confusion, nvcc_vs_smi},
+        {FindingId::nvcc_unsupported_gpu_arch, gpu_vs_toolkits},
+        {FindingId::cuda_home_not_set, cuda_home_unset},
+        {FindingId::toolkit_change_interrupted, toolkit_change_interrupted},
+        {FindingId::cudnn_header_library_mismatch, cudnn_header_mismatch},
+        {FindingId::cudnn_toolkit_cuda_major_mismatch, cudnn_vs_toolkit},
+        {FindingId::cudnn_sublibrary_missing, cudnn_incomplete},
+        {FindingId::cudnn_mixed_versions, cudnn_mixed},
     };
     for (const auto& r : python_rules()) t.push_back(r);
     for (const auto& r : verify_rules()) t.push_back(r);
@@ -681,7 +633,10 @@ const std::vector<Rule>& rules() {
 const std::vector<RuleInfo>& rule_table() {
   static const std::vector<RuleInfo> infos = [] {
     std::vector<RuleInfo> v;
-    for (const auto& r : rules()) v.push_back(r.info);
+    for (const auto& r : rules()) {
+      const FindingMeta& m = finding_meta(r.id);
+      v.push_back(RuleInfo{m.id, m.layer, m.severity});
+    }
     return v;
   }();
   return infos;
@@ -696,7 +651,7 @@ const RuleInfo* find_rule(std::string_view id) {
 
 std::vector<std::string> finding_ids(const Kb& kb) {
   std::vector<std::string> ids;
-  for (const auto& r : rule_table()) ids.push_back(r.id);
+  for (const auto& r : rule_table()) ids.emplace_back(r.id);
   for (const auto& f : kb.findings()) {
     if (!find_rule(f.id)) ids.push_back(f.id);
   }
@@ -718,40 +673,32 @@ std::vector<Finding> run_rules(const Facts& facts, const Kb& kb, Os os) {
 
 std::optional<std::string> explain_text(std::string_view id, const Kb& kb) {
   const FindingInfo* cat = kb.finding(id);
+  if (!cat) return std::nullopt;
   const RuleInfo* rule = find_rule(id);
-  if (!cat && !rule) return std::nullopt;
   std::string s;
   std::string sid(id);
-  if (cat) {
-    s += sid + " — " + cat->title + "\n";
-    if (!cat->section.empty()) s += "section: " + cat->section + "\n";
-    if (!cat->platforms.empty()) s += "platforms: " + cat->platforms + "\n";
-  } else {
-    s += sid + " — " + rule->summary + "\n";
-  }
+  s += sid + " — " + cat->title + "\n";
+  if (!cat->section.empty()) s += "section: " + cat->section + "\n";
+  if (!cat->platforms.empty()) s += "platforms: " + cat->platforms + "\n";
   if (sid.starts_with("verify-")) {
     s += "reported by: dlenv verify (from results of real GPU work)\n";
   } else {
     s += std::string("checked by dlenv doctor: ") + (rule ? "yes" : "not yet") + "\n";
   }
-  if (cat && !cat->error_text.empty()) {
+  if (!cat->error_text.empty()) {
     s += "\nError text seen:\n";
     for (const auto& e : cat->error_text) {
       for (const auto& line : split_lines(e)) s += "    " + line + "\n";
     }
   }
-  s += "\nCause:\n  " + (cat ? cat->cause : std::string(rule->cause)) + "\n";
-  if (cat && !cat->signals.empty()) {
+  s += "\nCause:\n  " + cat->cause + "\n";
+  if (!cat->signals.empty()) {
     s += "\nSignals:\n";
     for (const auto& x : cat->signals) s += "  - " + x + "\n";
   }
   s += "\nFix:\n";
-  if (cat) {
-    for (const auto& x : cat->fix) s += "  - " + x + "\n";
-  } else {
-    s += "  - " + std::string(rule->fix) + "\n";
-  }
-  if (cat && !cat->sources.empty()) {
+  for (const auto& x : cat->fix) s += "  - " + x + "\n";
+  if (!cat->sources.empty()) {
     s += "\nSources:\n";
     for (const auto& x : cat->sources) s += "  " + x + "\n";
   }
@@ -768,9 +715,8 @@ std::string findings_markdown(const Kb& kb) {
       "|\n|---|---|---|---|\n";
   for (const auto& r : rule_table()) {
     const FindingInfo* cat = kb.finding(r.id);
-    std::string summary = cat ? cat->title : r.summary;
-    s += std::string("| `") + r.id + "` | " + r.layer + " | " + severity_name(r.severity) + " | " +
-         summary + " |\n";
+    s += "| `" + std::string(r.id) + "` | " + std::string(r.layer) + " | " +
+         severity_name(r.severity) + " | " + (cat ? cat->title : std::string()) + " |\n";
   }
   s += "\n## Catalog entries not yet checked automatically\n\n"
        "`dlenv explain ID` prints each of them in full.\n\n| id | section | summary "

@@ -13,14 +13,12 @@
 
 namespace dlenv {
 
+// A finding a check reports: the catalog's id, layer and highest severity (kb/findings.json:
+// what it means and how to fix it is said there too).
 struct RuleInfo {
-  const char* id;
-  const char* layer;
-  Severity severity;  // the highest severity it reports
-  const char* summary;
-  // For ids that are not in the failure catalog: what it means and how to fix it.
-  const char* cause;
-  const char* fix;
+  std::string_view id;
+  std::string_view layer;
+  Severity severity;
 };
 
 struct RuleContext {
@@ -30,7 +28,7 @@ struct RuleContext {
 };
 
 struct Rule {
-  RuleInfo info;
+  FindingId id;
   // Appends its findings; nullptr for ids that another rule's check reports.
   std::function<void(const RuleContext&, std::vector<Finding>&)> check;
 };

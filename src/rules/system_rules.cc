@@ -54,8 +54,8 @@ std::optional<DriverCuda> driver_cuda(const Ctx& c) {
 void wsl1(const Ctx& c, Findings& out) {
   const auto& w = c.f.system.wsl;
   if (w.version != 1) return;
-  Finding x = make("wsl1-has-no-gpu", Severity::error, "host",
-                   "This is WSL1: only WSL2 gives Linux programs the GPU");
+  Finding x = make_finding(FindingId::wsl1_has_no_gpu, Severity::error,
+                           "This is WSL1: only WSL2 gives Linux programs the GPU");
   x.evidence.push_back(
       ev("kernel " + w.version_source + " (WSL1 kernels end in -Microsoft)", "/proc/version"));
   x.evidence.push_back(ev("/dev/dxg is absent", "/dev/dxg"));
@@ -67,7 +67,8 @@ void wsl1(const Ctx& c, Findings& out) {
 void wsl_no_windows_driver(const Ctx& c, Findings& out) {
   const auto& w = c.f.system.wsl;
   if (w.version != 2 || !w.libcuda.empty() || !w.linux_driver_files.empty()) return;
-  Finding x = make("wsl-no-windows-gpu-driver", Severity::warning, "driver",
+  Finding x =
+      make_finding(FindingId::wsl_no_windows_gpu_driver, Severity::warning,
                    "WSL2 without GPU support: the Windows NVIDIA driver provides no libcuda here");
   x.evidence.push_back(
       ev(w.lib_dir ? "/usr/lib/wsl/lib has no libcuda.so*" : "/usr/lib/wsl/lib does not exist",
@@ -85,9 +86,9 @@ void wsl_linux_driver(const Ctx& c, Findings& out) {
   const auto& w = c.f.system.wsl;
   if (w.version != 2) return;
   if (w.linux_driver_files.empty() && w.linux_driver_packages.empty()) return;
-  Finding x = make("wsl-linux-driver-installed-inside", Severity::error, "driver",
-                   "A Linux NVIDIA driver is installed inside WSL2 and shadows the Windows "
-                   "driver's libraries");
+  Finding x = make_finding(FindingId::wsl_linux_driver_installed_inside, Severity::error,
+                           "A Linux NVIDIA driver is installed inside WSL2 and shadows the Windows "
+                           "driver's libraries");
   for (const auto& p : w.linux_driver_files) {
     x.evidence.push_back(ev("Linux driver library " + p, path_dirname(p)));
   }
@@ -143,9 +144,9 @@ void wsl_unversioned(const Ctx& c, Findings& out) {
     needs = true;
     why.push_back(ev("bitsandbytes is installed (it loads \"libcuda.so\")", "python packages"));
   }
-  Finding x =
-      make("wsl-unversioned-libcuda-not-found", needs ? Severity::warning : Severity::info,
-           "driver", "dlopen(\"libcuda.so\") fails in this WSL2: only libcuda.so.1 is registered");
+  Finding x = make_finding(
+      FindingId::wsl_unversioned_libcuda_not_found, needs ? Severity::warning : Severity::info,
+      "dlopen(\"libcuda.so\") fails in this WSL2: only libcuda.so.1 is registered");
   x.evidence.push_back(
       ev("no \"libcuda.so\" entry (basis: " + w.unversioned_basis + ")", w.unversioned_basis));
   x.evidence.push_back(ev("/usr/lib/wsl/lib is not on LD_LIBRARY_PATH", c.f.env.source));
@@ -169,7 +170,8 @@ void wsl_not_symlink(const Ctx& c, Findings& out) {
     if (!k.symlink && path_basename(k.path) == "libcuda.so.1") regular.push_back(&k);
   }
   if (regular.empty()) return;
-  Finding x = make("wsl-libcuda-not-symlink-warning", Severity::info, "driver",
+  Finding x =
+      make_finding(FindingId::wsl_libcuda_not_symlink_warning, Severity::info,
                    "ldconfig warns \"/usr/lib/wsl/lib/libcuda.so.1 is not a symbolic link\": "
                    "harmless");
   for (const auto* k : regular) {
@@ -197,7 +199,8 @@ void wsl_blocked(const Ctx& c, Findings& out) {
     src = d.libcuda_error.source;
   }
   if (err.empty()) return;
-  Finding x = make("wsl-gpu-access-blocked", Severity::error, "driver",
+  Finding x =
+      make_finding(FindingId::wsl_gpu_access_blocked, Severity::error,
                    "Windows blocks this WSL2 from the GPU (\"GPU access blocked by the operating "
                    "system\")");
   x.evidence.push_back(ev(err, src));
@@ -276,7 +279,7 @@ void image_needs_newer_driver(const Ctx& c, Findings& out) {
   if (!ct.nvidia_require_cuda && !ct.cuda_version) return;
   auto dc = driver_cuda(c);
   if (!dc) return;
-  Finding x = make("container-image-needs-newer-driver", Severity::error, "driver", "");
+  Finding x = make_finding(FindingId::container_image_needs_newer_driver, Severity::error, "");
   if (ct.nvidia_require_cuda) {
     std::vector<ConditionResult> results;
     for (const auto& cond : split(*ct.nvidia_require_cuda, ' ')) {
@@ -352,7 +355,8 @@ void shm_small(const Ctx& c, Findings& out) {
   for (const auto& e : c.f.python) {
     for (const auto& fw : e.frameworks) torch |= fw.name == "torch";
   }
-  Finding x = make("container-shm-too-small", torch ? Severity::warning : Severity::info, "host",
+  Finding x =
+      make_finding(FindingId::container_shm_too_small, torch ? Severity::warning : Severity::info,
                    "/dev/shm in this container is only " + mib(b) +
                        ": DataLoader workers die with \"Bus error\"");
   x.evidence.push_back(ev("/dev/shm size " + mib(b), ct.shm_bytes.source));
@@ -381,7 +385,8 @@ void loses_gpu(const Ctx& c, Findings& out) {
     bool unknown_err = d.nvml_error.ok() && contains(to_lower(*d.nvml_error), "unknown error");
     bool denied = ct.devices_allow_nvidia.ok() && !*ct.devices_allow_nvidia;
     if (!nodes || (!unknown_err && !denied)) return;
-    Finding x = make("container-loses-gpu-after-daemon-reload", Severity::error, "driver",
+    Finding x =
+        make_finding(FindingId::container_loses_gpu_after_daemon_reload, Severity::error,
                      "The container's device cgroup no longer lets it open the GPU (typical "
                      "after `systemctl daemon-reload` on the host)");
     if (unknown_err) x.evidence.push_back(ev("NVML: " + *d.nvml_error, d.nvml_error.source));
@@ -402,7 +407,8 @@ void loses_gpu(const Ctx& c, Findings& out) {
   // Host side: the condition that makes running containers lose their GPUs.
   if (!dk.docker || dk.toolkit_files.empty() || dk.dev_char_missing.empty()) return;
   if (!dk.cgroup_driver || *dk.cgroup_driver != "systemd") return;
-  Finding x = make("container-loses-gpu-after-daemon-reload", Severity::warning, "driver",
+  Finding x =
+      make_finding(FindingId::container_loses_gpu_after_daemon_reload, Severity::warning,
                    "GPU containers will lose the GPU at the next `systemctl daemon-reload`: "
                    "/dev/char links for the NVIDIA devices are missing");
   x.evidence.push_back(
@@ -425,7 +431,7 @@ void docker_no_gpu_runtime(const Ctx& c, Findings& out) {
   bool runtime_configured =
       dk.daemon_runtimes.ok() && std::find(dk.daemon_runtimes->begin(), dk.daemon_runtimes->end(),
                                            "nvidia") != dk.daemon_runtimes->end();
-  Finding x = make("docker-no-gpu-runtime", Severity::warning, "host", "");
+  Finding x = make_finding(FindingId::docker_no_gpu_runtime, Severity::warning, "");
   x.evidence.push_back(ev("Docker: " + dk.docker_path, dk.docker_path));
   if (!dk.runtime_hook && !ctk) {
     x.title =
@@ -474,7 +480,7 @@ void toolkit_cannot_find_nvml(const Ctx& c, Findings& out) {
   for (const auto& p : dk.toolkit_files) cli |= ends_with(p, "/nvidia-container-cli");
   if (!cli) return;
   const auto& d = c.f.driver;
-  Finding x = make("container-toolkit-cannot-find-nvml", Severity::error, "driver", "");
+  Finding x = make_finding(FindingId::container_toolkit_cannot_find_nvml, Severity::error, "");
   x.evidence.push_back(ev("nvidia-container-cli is installed", "/usr/bin/nvidia-container-cli"));
   if (d.libnvml_files.empty()) {
     x.title =
@@ -511,9 +517,9 @@ void secure_boot(const Ctx& c, Findings& out) {
   if (c.f.system.wsl.version != 0 || in_container(c.f)) return;
   bool gpu = !d.pci_devices.empty();
   if (!gpu && k.nvidia_modules.empty() && k.dkms.empty()) return;
-  Finding x = make("secure-boot-blocks-unsigned-module", Severity::warning, "driver",
-                   "Secure Boot is on and the nvidia module is not loaded: an unsigned or "
-                   "unenrolled module is refused");
+  Finding x = make_finding(FindingId::secure_boot_blocks_unsigned_module, Severity::warning,
+                           "Secure Boot is on and the nvidia module is not loaded: an unsigned or "
+                           "unenrolled module is refused");
   x.evidence.push_back(ev("Secure Boot enabled", k.secure_boot.source));
   x.evidence.push_back(ev("nvidia module not loaded", d.modules_source));
   bool strong = false;
@@ -562,10 +568,10 @@ void xid79(const Ctx& c, Findings& out) {
     this_boot |= l.source == "/dev/kmsg";
   }
   if (hits.empty()) return;
-  Finding x =
-      make("gpu-fallen-off-bus-xid79", this_boot ? Severity::error : Severity::warning, "gpu",
-           this_boot ? "A GPU fell off the bus during this boot (Xid 79)"
-                     : "The kernel log records a GPU falling off the bus (Xid 79)");
+  Finding x = make_finding(FindingId::gpu_fallen_off_bus_xid79,
+                           this_boot ? Severity::error : Severity::warning,
+                           this_boot ? "A GPU fell off the bus during this boot (Xid 79)"
+                                     : "The kernel log records a GPU falling off the bus (Xid 79)");
   size_t from = hits.size() > 3 ? hits.size() - 3 : 0;
   for (size_t i = from; i < hits.size(); ++i)
     x.evidence.push_back(ev(hits[i]->text, hits[i]->source));
@@ -599,10 +605,10 @@ void host_compiler(const Ctx& c, Findings& out) {
     int max = *it->second;
     if (*h.gcc_major <= max) continue;
     std::string ver = t.version ? t.version->str() : "?";
-    Finding x = make("nvcc-unsupported-host-compiler", Severity::warning, "toolkit",
-                     "nvcc of CUDA " + ver + " (" + t.root + ") refuses GCC " +
-                         std::to_string(*h.gcc_major) + ": it accepts GCC " + std::to_string(max) +
-                         " at most");
+    Finding x = make_finding(FindingId::nvcc_unsupported_host_compiler, Severity::warning,
+                             "nvcc of CUDA " + ver + " (" + t.root + ") refuses GCC " +
+                                 std::to_string(*h.gcc_major) + ": it accepts GCC " +
+                                 std::to_string(max) + " at most");
     x.evidence.push_back(
         ev("host_config.h: GCC versions later than " + std::to_string(max) + " are not supported",
            it->second.source));
@@ -657,11 +663,11 @@ void cudnn_old_cuda_new_gpu(const Ctx& c, Findings& out) {
       if (!(arch->max_cc < cc)) continue;
       const Fact<Version>& v = k.live_version ? k.live_version : k.library_version;
       Finding x =
-          make("cudnn-execution-failed-old-cuda-on-new-gpu",
-               confirmed && arch->ref.confirmed ? Severity::error : Severity::warning, "cudnn",
-               "cuDNN " + v->str() + " for CUDA " + std::to_string(*k.cuda_major) + " in " + k.dir +
-                   " has no kernels for GPU " + std::to_string(g.index) + " (" +
-                   g.name.value.value_or("?") + ", compute capability " + cc.str() + ")");
+          make_finding(FindingId::cudnn_execution_failed_old_cuda_on_new_gpu,
+                       confirmed && arch->ref.confirmed ? Severity::error : Severity::warning,
+                       "cuDNN " + v->str() + " for CUDA " + std::to_string(*k.cuda_major) + " in " +
+                           k.dir + " has no kernels for GPU " + std::to_string(g.index) + " (" +
+                           g.name.value.value_or("?") + ", compute capability " + cc.str() + ")");
       x.confirmed = confirmed && arch->ref.confirmed;
       x.evidence.push_back(ev("cuDNN " + v->str() + " built for CUDA " +
                                   std::to_string(*k.cuda_major) + " (newest: CUDA " +
@@ -701,10 +707,10 @@ void cudnn_not_initialized(const Ctx& c, Findings& out) {
     }
     if (!floor || !(*dv < *floor)) continue;
     const Fact<Version>& v = k.live_version ? k.live_version : k.library_version;
-    Finding x = make("cudnn-status-not-initialized",
-                     confirmed ? Severity::error : Severity::warning, "cudnn",
-                     "cuDNN " + v->str() + " in " + k.dir + " needs driver " + floor->str() +
-                         " or newer: cudnnCreate fails (CUDNN_STATUS_NOT_INITIALIZED)");
+    Finding x = make_finding(
+        FindingId::cudnn_status_not_initialized, confirmed ? Severity::error : Severity::warning,
+        "cuDNN " + v->str() + " in " + k.dir + " needs driver " + floor->str() +
+            " or newer: cudnnCreate fails (CUDNN_STATUS_NOT_INITIALIZED)");
     x.confirmed = confirmed;
     x.evidence.push_back(ev("cuDNN " + v->str() + " built for CUDA " +
                                 std::to_string(*k.cuda_major) + " needs driver >= " + floor->str(),
@@ -727,8 +733,8 @@ void live_probe_failures(const Ctx& c, Findings& out) {
                                                    : "live " + x.probe + " probe process";
     if (!x.file_problem.empty()) {
       const std::string& file = x.problem_path.empty() ? x.library : x.problem_path;
-      Finding f = make(
-          "library-file-corrupt", Severity::error, "driver",
+      Finding f = make_finding(
+          FindingId::library_file_corrupt, Severity::error,
           file +
               " is truncated, corrupt or not a library: loading it fails or crashes the process");
       f.evidence.push_back(ev(text, source));
@@ -741,8 +747,8 @@ void live_probe_failures(const Ctx& c, Findings& out) {
       out.push_back(std::move(f));
       continue;
     }
-    Finding f = make("live-probe-crashed", Severity::warning, "driver",
-                     "Loading " + x.library + " " + x.failure);
+    Finding f = make_finding(FindingId::live_probe_crashed, Severity::warning,
+                             "Loading " + x.library + " " + x.failure);
     f.evidence.push_back(ev(text, source));
     f.fix.push_back(step("load it alone to see the failure (dlenv loads it in a child process)",
                          "dlenv load " + shell_quote(x.path.empty() ? x.library : x.path)));
@@ -754,56 +760,24 @@ void live_probe_failures(const Ctx& c, Findings& out) {
 
 const std::vector<Rule>& system_rules() {
   static const std::vector<Rule> table = {
-      {{"library-file-corrupt", "driver", Severity::error,
-        "A library dlenv was about to load is truncated or corrupt",
-        "The library's ELF (or PE) headers, program headers or dynamic section do not fit in the "
-        "file: a half-finished copy or download, a full disk during an install, a damaged "
-        "package. Loading such a file kills the process that loads it (SIGBUS or SIGSEGV inside "
-        "the dynamic loader), so every program that opens it -- PyTorch, TensorFlow, "
-        "nvidia-smi -- dies with it. dlenv checks each file with its own parser before loading "
-        "it, and loads libraries only in a child process.",
-        "Reinstall the package the file belongs to, or copy the file again from its source, "
-        "then run dlenv again."},
-       live_probe_failures},
-      {{"live-probe-crashed", "driver", Severity::warning,
-        "Loading a library crashed, hung or garbled dlenv's probe process",
-        "dlenv loads NVML, libcuda and cuDNN in a child process. The library named crashed it "
-        "(a signal), did not return within the time limit, ended the process, or wrote output "
-        "that is not the probe's. The rest of the report comes from files.",
-        "Run `dlenv load` on the library to see the failure alone; a library that crashes on "
-        "load usually belongs to a broken or mismatched driver or CUDA installation: reinstall "
-        "it."},
-       nullptr},
-      {{"wsl1-has-no-gpu", "host", Severity::error, "", "", ""}, wsl1},
-      {{"wsl-linux-driver-installed-inside", "driver", Severity::error, "", "", ""},
-       wsl_linux_driver},
-      {{"wsl-unversioned-libcuda-not-found", "driver", Severity::warning, "", "", ""},
-       wsl_unversioned},
-      {{"wsl-libcuda-not-symlink-warning", "driver", Severity::info, "", "", ""}, wsl_not_symlink},
-      {{"wsl-gpu-access-blocked", "driver", Severity::error, "", "", ""}, wsl_blocked},
-      {{"wsl-no-windows-gpu-driver", "driver", Severity::warning,
-        "WSL2 without the Windows NVIDIA driver's libraries in /usr/lib/wsl/lib",
-        "In WSL2 the GPU driver is the Windows one; its Linux side (libcuda.so*, nvidia-smi) "
-        "appears in /usr/lib/wsl/lib. When that directory has no libcuda, no NVIDIA driver with "
-        "WSL support is installed on Windows (or WSL was not restarted after installing it).",
-        "Install or update the NVIDIA driver on Windows, then `wsl --shutdown`; never install a "
-        "Linux driver inside WSL."},
-       wsl_no_windows_driver},
-      {{"container-image-needs-newer-driver", "driver", Severity::error, "", "", ""},
-       image_needs_newer_driver},
-      {{"container-shm-too-small", "host", Severity::warning, "", "", ""}, shm_small},
-      {{"container-loses-gpu-after-daemon-reload", "driver", Severity::error, "", "", ""},
-       loses_gpu},
-      {{"docker-no-gpu-runtime", "host", Severity::warning, "", "", ""}, docker_no_gpu_runtime},
-      {{"container-toolkit-cannot-find-nvml", "driver", Severity::error, "", "", ""},
-       toolkit_cannot_find_nvml},
-      {{"secure-boot-blocks-unsigned-module", "driver", Severity::error, "", "", ""}, secure_boot},
-      {{"gpu-fallen-off-bus-xid79", "gpu", Severity::error, "", "", ""}, xid79},
-      {{"nvcc-unsupported-host-compiler", "toolkit", Severity::warning, "", "", ""}, host_compiler},
-      {{"cudnn-execution-failed-old-cuda-on-new-gpu", "cudnn", Severity::error, "", "", ""},
-       cudnn_old_cuda_new_gpu},
-      {{"cudnn-status-not-initialized", "cudnn", Severity::error, "", "", ""},
-       cudnn_not_initialized},
+      {FindingId::library_file_corrupt, live_probe_failures},
+      {FindingId::live_probe_crashed, nullptr},
+      {FindingId::wsl1_has_no_gpu, wsl1},
+      {FindingId::wsl_linux_driver_installed_inside, wsl_linux_driver},
+      {FindingId::wsl_unversioned_libcuda_not_found, wsl_unversioned},
+      {FindingId::wsl_libcuda_not_symlink_warning, wsl_not_symlink},
+      {FindingId::wsl_gpu_access_blocked, wsl_blocked},
+      {FindingId::wsl_no_windows_gpu_driver, wsl_no_windows_driver},
+      {FindingId::container_image_needs_newer_driver, image_needs_newer_driver},
+      {FindingId::container_shm_too_small, shm_small},
+      {FindingId::container_loses_gpu_after_daemon_reload, loses_gpu},
+      {FindingId::docker_no_gpu_runtime, docker_no_gpu_runtime},
+      {FindingId::container_toolkit_cannot_find_nvml, toolkit_cannot_find_nvml},
+      {FindingId::secure_boot_blocks_unsigned_module, secure_boot},
+      {FindingId::gpu_fallen_off_bus_xid79, xid79},
+      {FindingId::nvcc_unsupported_host_compiler, host_compiler},
+      {FindingId::cudnn_execution_failed_old_cuda_on_new_gpu, cudnn_old_cuda_new_gpu},
+      {FindingId::cudnn_status_not_initialized, cudnn_not_initialized},
   };
   return table;
 }

@@ -32,14 +32,6 @@ FixStep ps(std::string text, std::string command = {}) {
   std::string shell = command.empty() ? "" : "powershell";
   return {std::move(text), std::move(command), shell};
 }
-Finding make(const char* id, Severity sev, const char* layer, std::string title) {
-  Finding x;
-  x.id = id;
-  x.severity = sev;
-  x.layer = layer;
-  x.title = std::move(title);
-  return x;
-}
 
 // PowerShell that appends `dir` to the user's PATH for new shells.
 std::string add_to_user_path(const std::string& dir) {
@@ -169,7 +161,8 @@ void tf_libraries(const Ctx& c, Findings& out) {
     if (!cuda || !cudnn) continue;
     std::string cudart = cudart_dll(c.kb, *cuda);
     if (findable(c, *w, e, cudart).empty()) {
-      Finding x = make("win-tf-cudart-wrong-cuda-major", Severity::error, "python",
+      Finding x =
+          make_finding(FindingId::win_tf_cudart_wrong_cuda_major, Severity::error,
                        "TensorFlow " + tf->version + " in " + env_name(e) + " loads " + cudart +
                            " (CUDA " + needs->cuda + "), which is not on the DLL search path");
       x.evidence.push_back(pkg_ev(e, *tf));
@@ -190,9 +183,9 @@ void tf_libraries(const Ctx& c, Findings& out) {
     }
     std::string cudnn_name = "cudnn64_" + std::to_string(cudnn->major()) + ".dll";
     if (findable(c, *w, e, cudnn_name).empty()) {
-      Finding x = make("win-tf-cudnn64-dll-not-found", Severity::error, "python",
-                       "TensorFlow " + tf->version + " in " + env_name(e) + " loads " + cudnn_name +
-                           ", which is not on the DLL search path");
+      Finding x = make_finding(FindingId::win_tf_cudnn64_dll_not_found, Severity::error,
+                               "TensorFlow " + tf->version + " in " + env_name(e) + " loads " +
+                                   cudnn_name + ", which is not on the DLL search path");
       x.evidence.push_back(pkg_ev(e, *tf));
       x.evidence.push_back(ev("TensorFlow " + needs->tf + " for Windows needs cuDNN " +
                                   needs->cudnn + " (" + cudnn_name + ")",
@@ -262,8 +255,9 @@ void cudnn_incomplete(const Ctx& c, Findings& out) {
                join(std::vector<std::string>(names.begin(), names.end()), ", ") +
                ", which is not on the DLL search path (LoadLibrary error 126)";
     }
-    Finding x = make(v8 ? "win-cudnn8-sublibrary-missing" : "cudnn-sublibrary-missing",
-                     Severity::error, "cudnn", title);
+    Finding x = make_finding(
+        v8 ? FindingId::win_cudnn8_sublibrary_missing : FindingId::cudnn_sublibrary_missing,
+        Severity::error, title);
     if (!k.sublibraries_missing.empty()) {
       x.evidence.push_back(ev("missing: " + join(k.sublibraries_missing, ", "), k.dir));
     }
@@ -326,9 +320,9 @@ void zlibwapi(const Ctx& c, Findings& out) {
     bool beside = false;
     for (const auto& z : w->zlibwapi) beside |= to_lower(path_dirname(z.path)) == to_lower(k.dir);
     if (!on_path.empty() || beside) continue;
-    Finding x = make("win-zlibwapi-missing", Severity::error, "cudnn",
-                     "cuDNN " + v->str() + " in " + winpath(k.dir) +
-                         " needs zlibwapi.dll, which is not on the DLL search path");
+    Finding x = make_finding(FindingId::win_zlibwapi_missing, Severity::error,
+                             "cuDNN " + v->str() + " in " + winpath(k.dir) +
+                                 " needs zlibwapi.dll, which is not on the DLL search path");
     x.evidence.push_back(
         ev("cuDNN " + v->str() + " (8.3 to 8.9 load zlibwapi.dll)",
            k.library_version ? k.library_version.source : k.header_version.source));
@@ -394,11 +388,11 @@ void vcredist(const Ctx& c, Findings& out) {
     }
   }
   if (missing.empty() && divergent.empty()) return;
-  Finding x =
-      make("win-vcredist-not-detected-warning", Severity::warning, "host",
-           missing.empty() ? "Copies of the MSVC run-time DLLs with different versions"
-                           : "The Microsoft Visual C++ run time is not installed in System32 (" +
-                                 join(missing, ", ") + " missing)");
+  Finding x = make_finding(
+      FindingId::win_vcredist_not_detected_warning, Severity::warning,
+      missing.empty() ? "Copies of the MSVC run-time DLLs with different versions"
+                      : "The Microsoft Visual C++ run time is not installed in System32 (" +
+                            join(missing, ", ") + " missing)");
   if (!missing.empty()) x.evidence.push_back(ev("missing: " + join(missing, ", "), w->system32));
   for (auto& d : divergent) x.evidence.push_back(std::move(d));
   x.fix.push_back(ps("install (or repair) the latest Microsoft Visual C++ Redistributable x64",
@@ -447,10 +441,10 @@ void msvc_too_old(const Ctx& c, Findings& out) {
       }
     }
     if (old.empty()) continue;
-    Finding x = make("win-torch-c10-dll-init-1114", shadowed ? Severity::error : Severity::warning,
-                     "python",
-                     "torch " + torch->version + " in " + env_name(e) +
-                         " runs with an MSVC run time older than the one it was built with");
+    Finding x = make_finding(
+        FindingId::win_torch_c10_dll_init_1114, shadowed ? Severity::error : Severity::warning,
+        "torch " + torch->version + " in " + env_name(e) +
+            " runs with an MSVC run time older than the one it was built with");
     x.evidence.push_back(pkg_ev(e, *torch));
     for (auto& o : old) x.evidence.push_back(std::move(o));
     if (!shadowed) {
@@ -486,9 +480,9 @@ void libomp140(const Ctx& c, Findings& out) {
       system |= f.name == name && to_lower(path_dirname(f.path)) == to_lower(w->system32);
     }
     if (system) continue;
-    Finding x = make("win-torch-fbgemm-libomp140", Severity::error, "python",
-                     "torch " + torch->version + " in " + env_name(e) +
-                         ": fbgemm.dll needs libomp140.x86_64.dll, which is not installed");
+    Finding x = make_finding(FindingId::win_torch_fbgemm_libomp140, Severity::error,
+                             "torch " + torch->version + " in " + env_name(e) +
+                                 ": fbgemm.dll needs libomp140.x86_64.dll, which is not installed");
     x.evidence.push_back(pkg_ev(e, *torch));
     x.evidence.push_back(
         ev("torch 2.4 and later: fbgemm.dll imports libomp140.x86_64.dll", "failure catalog A9"));
@@ -515,9 +509,9 @@ void duplicate_openmp(const Ctx& c, Findings& out) {
       }
     }
     if (copies.size() < 2) continue;
-    Finding x = make("win-duplicate-openmp-runtime", Severity::warning, "python",
-                     std::to_string(copies.size()) + " copies of libiomp5md.dll in " + env_name(e) +
-                         ": loading two aborts with OMP: Error #15");
+    Finding x = make_finding(FindingId::win_duplicate_openmp_runtime, Severity::warning,
+                             std::to_string(copies.size()) + " copies of libiomp5md.dll in " +
+                                 env_name(e) + ": loading two aborts with OMP: Error #15");
     for (const auto* f : copies) {
       x.evidence.push_back(ev(
           "libiomp5md.dll " + (f->version ? *f->version : std::string("?")) + " in " + f->found_via,
@@ -554,7 +548,7 @@ void cuda_path(const Ctx& c, Findings& out) {
   for (const auto& t : c.f.toolkits) {
     if (t.active_cuda_home) named = &t;
   }
-  Finding x = make("win-cuda-path-confusion", Severity::warning, "toolkit", "");
+  Finding x = make_finding(FindingId::win_cuda_path_confusion, Severity::warning, "");
   if (it == w->cuda_path_vars.end()) {
     x.title = "CUDA_PATH is not set although CUDA toolkits are installed";
   } else if (!named) {
@@ -600,9 +594,9 @@ void toolkit_order(const Ctx& c, Findings& out) {
   auto ver = [](const ToolkitFacts* t) {
     return t && t->version ? t->version->str() : std::string("?");
   };
-  Finding x =
-      make("win-cuda-path-confusion", Severity::warning, "toolkit",
-           "PATH finds CUDA " + ver(first) + " first, but CUDA_PATH names CUDA " + ver(named));
+  Finding x = make_finding(
+      FindingId::win_cuda_path_confusion, Severity::warning,
+      "PATH finds CUDA " + ver(first) + " first, but CUDA_PATH names CUDA " + ver(named));
   for (size_t i = 0; i < bins.size(); ++i) {
     x.evidence.push_back(ev("PATH #" + std::to_string(i + 1) + ": " + bins[i]->entry + " (CUDA " +
                                 ver(toolkit_at(c.f, bins[i]->toolkit_root)) + ")",
@@ -656,7 +650,8 @@ void toolkit_order(const Ctx& c, Findings& out) {
 void path_not_reloaded(const Ctx& c, Findings& out) {
   const WindowsFacts* w = win(c);
   if (!w || w->path_not_in_process.empty()) return;
-  Finding x = make("win-path-not-reloaded", Severity::warning, "env",
+  Finding x =
+      make_finding(FindingId::win_path_not_reloaded, Severity::warning,
                    "PATH was changed in the registry but this shell still has the old PATH");
   for (const auto& p : w->path_not_in_process) {
     x.evidence.push_back(ev(p + " is in the registry's Path, not in this process's PATH",
@@ -693,9 +688,9 @@ void special_chars(const Ctx& c, Findings& out) {
     if (!p.cuda_files.empty()) check(p.logical, "PATH folder with CUDA DLLs");
   }
   if (hits.empty()) return;
-  Finding x = make("win-install-path-special-chars", Severity::warning, "host",
-                   "CUDA, cuDNN or Python is installed under a path with [ ] or non-ASCII "
-                   "characters");
+  Finding x = make_finding(FindingId::win_install_path_special_chars, Severity::warning,
+                           "CUDA, cuDNN or Python is installed under a path with [ ] or non-ASCII "
+                           "characters");
   for (auto& h : hits) x.evidence.push_back(std::move(h));
   x.fix.push_back(
       ps("move the installation (or recreate the environment) under a plain ASCII "
@@ -717,7 +712,7 @@ void paddle_dso(const Ctx& c, Findings& out) {
     std::string name = "cudnn64_" + std::to_string(want->major()) + ".dll";
     auto found = findable(c, *w, e, name);
     auto paddle_libs = in_env(*w, e, name);
-    Finding x = make("win-paddle-third-party-dso", Severity::error, "python", "");
+    Finding x = make_finding(FindingId::win_paddle_third_party_dso, Severity::error, "");
     x.evidence.push_back(pkg_ev(e, *pd));
     x.evidence.push_back(ev("built with cuDNN " + *pd->cudnn, pd->cudnn.source));
     if (found.empty() && paddle_libs.empty()) {
@@ -773,9 +768,9 @@ void ctranslate2_cudnn9(const Ctx& c, Findings& out) {
       for (const auto& p : on_search_path(*w, n)) where.push_back(p);
     }
     if (!where.empty()) continue;
-    Finding x = make("win-cudnn9-required-by-ctranslate2", Severity::error, "python",
-                     "ctranslate2 " + ct->version + " in " + env_name(e) +
-                         " needs cuDNN 9 (cudnn_ops64_9.dll), which it cannot find");
+    Finding x = make_finding(FindingId::win_cudnn9_required_by_ctranslate2, Severity::error,
+                             "ctranslate2 " + ct->version + " in " + env_name(e) +
+                                 " needs cuDNN 9 (cudnn_ops64_9.dll), which it cannot find");
     x.evidence.push_back(pkg_ev(e, *ct));
     x.evidence.push_back(ev("ctranslate2 4.5 and later link cuDNN 9", "failure catalog A17"));
     for (const auto& [name, paths] : w->python_dlls) {
@@ -804,7 +799,8 @@ void windows_no_driver(const RuleContext& c, std::vector<Finding>& out) {
   if (!c.f.windows || c.f.driver.windows_dll_version.ok()) return;
   const WindowsFacts& w = *c.f.windows;
   if (!w.nvcuda.empty() || !w.nvml.empty()) return;  // present but unreadable: not "none"
-  Finding x = make("no-nvidia-driver", Severity::info, "driver",
+  Finding x =
+      make_finding(FindingId::no_nvidia_driver, Severity::info,
                    w.registry_gpus.empty() ? "No NVIDIA driver (no nvcuda.dll in System32)"
                                            : "An NVIDIA GPU is present but no NVIDIA driver is "
                                              "installed (no nvcuda.dll)");
@@ -824,36 +820,27 @@ void windows_no_driver(const RuleContext& c, std::vector<Finding>& out) {
 
 const std::vector<Rule>& windows_rules() {
   static const std::vector<Rule> table = {
-      {{"win-tf-cudnn64-dll-not-found", "python", Severity::error, "", "", ""}, nullptr},
-      {{"win-tf-cudart-wrong-cuda-major", "python", Severity::error, "", "", ""}, tf_libraries},
-      {{"win-cudnn8-sublibrary-missing", "cudnn", Severity::error, "", "", ""},
+      {FindingId::win_tf_cudnn64_dll_not_found, nullptr},
+      {FindingId::win_tf_cudart_wrong_cuda_major, tf_libraries},
+      {FindingId::win_cudnn8_sublibrary_missing,
        [](const Ctx& c, Findings& out) {
          loader_win_cudnn8_sublibraries(c, out);  // the loader model's (rules/loader_rules.cc)
          cudnn_incomplete(c, out);                // copies no modelled load takes
        }},
-      {{"win-zlibwapi-missing", "cudnn", Severity::error, "", "", ""},
+      {FindingId::win_zlibwapi_missing,
        [](const Ctx& c, Findings& out) {
          loader_win_zlibwapi(c, out);  // the loader model's (rules/loader_rules.cc)
          zlibwapi(c, out);             // copies no modelled load takes
        }},
-      {{"win-vcredist-not-detected-warning", "host", Severity::warning, "", "", ""}, vcredist},
-      {{"win-torch-c10-dll-init-1114", "python", Severity::error, "", "", ""}, msvc_too_old},
-      {{"win-torch-fbgemm-libomp140", "python", Severity::error, "", "", ""}, libomp140},
-      {{"win-duplicate-openmp-runtime", "python", Severity::warning, "", "", ""}, duplicate_openmp},
-      {{"win-cuda-path-confusion", "toolkit", Severity::warning, "", "", ""}, cuda_path},
-      {{"win-path-not-reloaded", "env", Severity::warning,
-        "PATH changed in the registry, but this shell or IDE still runs with the old PATH",
-        "An installer (CUDA, cuDNN, Python) or the user added folders to the PATH stored in the "
-        "registry (HKCU\\Environment or the machine's Session Manager\\Environment). Only "
-        "processes started afterwards get it: a terminal or IDE opened before keeps its old PATH, "
-        "so the new CUDA/cuDNN DLLs are not found there.",
-        "Close and reopen the terminal and the IDE; programs started from Explorer see the new "
-        "PATH after signing out and in."},
-       path_not_reloaded},
-      {{"win-install-path-special-chars", "host", Severity::warning, "", "", ""}, special_chars},
-      {{"win-paddle-third-party-dso", "python", Severity::error, "", "", ""}, paddle_dso},
-      {{"win-cudnn9-required-by-ctranslate2", "python", Severity::error, "", "", ""},
-       ctranslate2_cudnn9},
+      {FindingId::win_vcredist_not_detected_warning, vcredist},
+      {FindingId::win_torch_c10_dll_init_1114, msvc_too_old},
+      {FindingId::win_torch_fbgemm_libomp140, libomp140},
+      {FindingId::win_duplicate_openmp_runtime, duplicate_openmp},
+      {FindingId::win_cuda_path_confusion, cuda_path},
+      {FindingId::win_path_not_reloaded, path_not_reloaded},
+      {FindingId::win_install_path_special_chars, special_chars},
+      {FindingId::win_paddle_third_party_dso, paddle_dso},
+      {FindingId::win_cudnn9_required_by_ctranslate2, ctranslate2_cudnn9},
   };
   return table;
 }
