@@ -38,6 +38,15 @@ namespace dlenv {
 
 enum class Severity { info, warning, error };
 
+constexpr const char* severity_name(Severity s) {
+  switch (s) {
+    case Severity::info: return \"info\";
+    case Severity::warning: return \"warning\";
+    case Severity::error: return \"error\";
+  }
+  return \"error\";
+}
+
 // Every finding dlenv reports, in the catalog's order.
 enum class FindingId : unsigned short {
 ${enum}};

@@ -232,11 +232,14 @@ def build(entries):
     return findings
 
 
+# Fields the project adds to a catalog entry (kept when the catalog is refreshed).
+PROJECT_FIELDS = ("severity", "layer", "plan_framework")
+
 DESCRIPTION = (
     "The catalog of every finding dlenv reports, one entry per failure mode: the entries with a "
     "catalog_key are the failure catalog's (failures.md, refreshed by scripts/gen_findings_kb.py), "
     "those without are dlenv's own checks (written here). severity is the highest a check reports, "
-    "layer where it is shown; cmake/gen_finding_catalog.cmake makes the FindingId enum of "
+    "layer where it is shown, plan_framework the framework whose build `dlenv plan` chooses to fix it; cmake/gen_finding_catalog.cmake makes the FindingId enum of "
     "kb/finding_catalog.h from this file, so a check can name no id this file lacks. error_text "
     "holds verbatim error signatures; title is ours.")
 
@@ -257,7 +260,9 @@ def main():
         old = kept.get(f["id"])
         if not old or "severity" not in old:
             sys.exit(f"{f['id']}: new in the catalog: give it a severity and a layer in {out}")
-        f["severity"], f["layer"] = old["severity"], old["layer"]
+        for key in PROJECT_FIELDS:
+            if key in old:
+                f[key] = old[key]
     catalog_ids = {f["id"] for f in findings}
     findings += [f for f in previous if not f.get("catalog_key") and f["id"] not in catalog_ids]
     doc = {"schema": 1, "description": DESCRIPTION, "findings": findings}

@@ -7,23 +7,12 @@
 namespace dlenv {
 
 void attach_plan_fixes(const Facts& facts, const Kb& kb, std::vector<Finding>& findings) {
-  // Finding id -> the framework whose build choice fixes it.
-  static const std::map<std::string, std::string> kFramework = {
-      {"torch-cpu-build-installed", "torch"},
-      {"torch-driver-too-old", "torch"},
-      {"no-kernel-image-new-gpu", "torch"},
-      {"gpu-too-old-for-wheel", "torch"},
-      {"pip-replaced-cuda-torch-with-pypi-build", "torch"},
-      {"win-tf-gpu-after-2.10", "tensorflow"},
-      {"tensorflow-gpu-package-removed", "tensorflow"},
-      {"cupy-cuda-major-mismatch", "cupy"},
-      {"jax-cpu-only-jaxlib", "jax"},
-  };
   std::map<std::string, std::optional<Plan>> plans;  // one plan per framework
   for (auto& f : findings) {
-    auto it = kFramework.find(f.id);
-    if (it == kFramework.end()) continue;
-    const std::string& fw = it->second;
+    // The framework whose build choice fixes it (the catalog's plan_framework).
+    const FindingInfo* info = kb.finding(f.id);
+    if (!info || info->plan_framework.empty()) continue;
+    const std::string& fw = info->plan_framework;
     if (!plans.count(fw)) {
       PlanInputs in;
       auto spec = parse_framework_spec(fw);

@@ -12,6 +12,7 @@
 #include "cli/live_probe_cmd.h"
 #include "cli/progress_line.h"
 #include "gpu/verify.h"
+#include "kb/finding_catalog.h"
 #include "platform/env.h"
 #include "platform/filesystem.h"
 #include "platform/process.h"
@@ -141,8 +142,8 @@ VerifyResult stopped_result(const ProcessResult& run, double timeout_s,
   r.stopped_during = r.step_ms.empty() ? "start-up" : r.step_ms.back().first;
   const std::string where = "during \"" + r.stopped_during + "\"";
   VerifyProblem p;
-  p.id = "verify-crashed";
-  p.severity = "error";
+  p.id = finding_name(FindingId::verify_crashed);
+  p.severity = severity_name(Severity::error);
   const std::string crash = crash_text(run);
   if (run.timed_out) {
     p.text = fmt::format("the GPU work did not finish within {:.0f} s {} (the process was stopped)",

@@ -32,9 +32,9 @@ void bandwidth_tests(const CudaApi& api, const VerifyOptions& o, const GpuPeaks*
     b.iterations = iters;
     if (err) {
       b.error = err->what + ": " + api.error_text(err->code);
-      problem(r, id_for(err->code), "error",
+      problem(r, id_for(err->code), Severity::error,
               "GPU " + std::to_string(dev.index) + ": " + name + ": " + b.error,
-              "see `dlenv explain " + id_for(err->code) + "`");
+              "see `dlenv explain " + std::string(finding_name(id_for(err->code))) + "`");
     } else {
       b.ms = ms;
       b.gbs = bandwidth_gbs(bytes, ms);
@@ -257,10 +257,11 @@ void gemm_problem(VerifyResult& r, const std::string& label, const GemmResult& g
   if (!g.error.empty()) {
     const bool lt = g.library == "cublasLtMatmul";
     problem(r,
-            contains(g.error, "CUBLAS_STATUS_NOT_INITIALIZED") ? "cublas-status-not-initialized"
-            : contains(g.error, "CUBLAS_STATUS_ARCH_MISMATCH") ? "no-kernel-image-new-gpu"
-                                                               : "verify-cuda-error",
-            "error", label + ": " + g.error,
+            contains(g.error, "CUBLAS_STATUS_NOT_INITIALIZED")
+                ? FindingId::cublas_status_not_initialized
+            : contains(g.error, "CUBLAS_STATUS_ARCH_MISMATCH") ? FindingId::no_kernel_image_new_gpu
+                                                               : FindingId::verify_cuda_error,
+            Severity::error, label + ": " + g.error,
             lt ? "the fp8 GEMM runs in libcublasLt: check that libcublasLt matches libcublas "
                  "(`dlenv deps` on the cuBLAS library) and that the GPU supports FP8"
                : "");
@@ -268,7 +269,7 @@ void gemm_problem(VerifyResult& r, const std::string& label, const GemmResult& g
   }
   for (const CheckResult* cr : {&g.small_check, &g.large_check}) {
     if (!cr->ok()) {
-      problem(r, "verify-wrong-result", "error",
+      problem(r, FindingId::verify_wrong_result, Severity::error,
               label + ": wrong result: " + std::to_string(cr->bad) + " of " +
                   std::to_string(cr->checked) +
                   " checked elements differ from the CPU reference (" + cr->first_bad + ")",
@@ -300,7 +301,7 @@ void gemm_tests(const CudaApi& api, const CublasApi& blas, const VerifyOptions& 
   cublasHandle_t h = nullptr;
   if (o.progress) o.progress("GPU " + std::to_string(dev.index) + ": cuBLAS handle");
   if (cublasStatus_t s = blas.create(&h); s != 0) {
-    problem(r, "cublas-status-not-initialized", "error",
+    problem(r, FindingId::cublas_status_not_initialized, Severity::error,
             "GPU " + std::to_string(dev.index) + ": cublasCreate failed: " + cublas_status_text(s) +
                 " (" + blas.path + ")",
             "see `dlenv explain cublas-status-not-initialized`");
@@ -404,7 +405,7 @@ void health_before_problems(const DeviceResult& dev, VerifyResult& r) {
   const std::string gpu = "GPU " + std::to_string(dev.index) + " (" + dev.name + ")";
   const std::string smi = "nvidia-smi -i " + std::to_string(dev.index);
   if (h.compute_mode == "exclusive-process" && h.compute_processes.value_or(0) > 0) {
-    problem(r, "exclusive-compute-mode-busy", "error",
+    problem(r, FindingId::exclusive_compute_mode_busy, Severity::error,
             gpu + " is in exclusive-process compute mode and " +
                 std::to_string(*h.compute_processes) +
                 " process(es) already hold it: every CUDA context here fails with "
@@ -413,13 +414,13 @@ void health_before_problems(const DeviceResult& dev, VerifyResult& r) {
             "stop the process that holds it (`" + smi + "` lists it), or as root: `" + smi +
                 " -c DEFAULT`");
   } else if (h.compute_mode == "prohibited") {
-    problem(r, "exclusive-compute-mode-busy", "error",
+    problem(r, FindingId::exclusive_compute_mode_busy, Severity::error,
             gpu + " is in prohibited compute mode: no process may create a CUDA context on it (" +
                 h.source + ")",
             "as root: `" + smi + " -c DEFAULT`");
   }
   if (h.ecc_uncorrected_volatile.value_or(0) > 0) {
-    problem(r, "verify-ecc-errors", "warning",
+    problem(r, FindingId::verify_ecc_errors, Severity::warning,
             gpu + " has counted " + std::to_string(*h.ecc_uncorrected_volatile) +
                 " uncorrectable ECC error(s) since the driver loaded (" + h.source + ")",
             "check `" + smi +
@@ -427,14 +428,14 @@ void health_before_problems(const DeviceResult& dev, VerifyResult& r) {
                 "a GPU with repeated uncorrectable errors needs a reset or service");
   }
   if (h.remap_failed.value_or(false)) {
-    problem(r, "verify-ecc-errors", "error",
+    problem(r, FindingId::verify_ecc_errors, Severity::error,
             gpu +
                 ": NVML reports a failed row remapping: the memory has a fault it could not "
                 "retire (" +
                 h.source + ")",
             "the GPU needs service (RMA); see `" + smi + " -q -d ROW_REMAPPER`");
   } else if (h.remap_pending.value_or(false)) {
-    problem(r, "verify-ecc-errors", "warning",
+    problem(r, FindingId::verify_ecc_errors, Severity::warning,
             gpu + " has memory rows waiting to be remapped: they take effect after a GPU reset (" +
                 h.source + ")",
             "reset the GPU when it is idle (as root: `" + smi + " -r`) or reboot");
@@ -448,7 +449,7 @@ void health_after_problems(const DeviceResult& dev, VerifyResult& r) {
   const std::string gpu = "GPU " + std::to_string(dev.index) + " (" + dev.name + ")";
   if (a.ecc_uncorrected_volatile && b.ecc_uncorrected_volatile &&
       *a.ecc_uncorrected_volatile > *b.ecc_uncorrected_volatile) {
-    problem(r, "verify-ecc-errors", "error",
+    problem(r, FindingId::verify_ecc_errors, Severity::error,
             gpu + ": " + std::to_string(*a.ecc_uncorrected_volatile - *b.ecc_uncorrected_volatile) +
                 " new uncorrectable ECC error(s) during this run: results computed on this GPU "
                 "cannot be trusted (" +
@@ -458,7 +459,7 @@ void health_after_problems(const DeviceResult& dev, VerifyResult& r) {
   }
   if (a.ecc_corrected_volatile && b.ecc_corrected_volatile &&
       *a.ecc_corrected_volatile > *b.ecc_corrected_volatile) {
-    problem(r, "verify-ecc-errors", "info",
+    problem(r, FindingId::verify_ecc_errors, Severity::info,
             gpu + ": " + std::to_string(*a.ecc_corrected_volatile - *b.ecc_corrected_volatile) +
                 " corrected ECC error(s) during this run (corrected by the hardware; a rising "
                 "count is an early sign of failing memory)",
@@ -479,7 +480,8 @@ void run_checks(const VerifyOptions& o, const std::function<void()>& wait_cpu_ge
                                : o.cuda_candidates);
   if (!api) {
     r.no_gpu = true;
-    problem(r, "no-nvidia-driver", "error", "no CUDA driver: " + api.error().message,
+    problem(r, FindingId::no_nvidia_driver, Severity::error,
+            "no CUDA driver: " + api.error().message,
             "install the NVIDIA driver (`dlenv doctor` explains what is missing)");
     return;
   }
@@ -487,23 +489,25 @@ void run_checks(const VerifyOptions& o, const std::function<void()>& wait_cpu_ge
   api->cuDriverGetVersion(&r.driver_cuda_version);
   if (CUresult e = api->cuInit(0); e != kCudaSuccess) {
     r.no_gpu = e == kCudaErrorNoDevice;
-    problem(r, id_for(e), "error", "cuInit failed: " + api->error_text(e) + " (" + api->path + ")",
-            "see `dlenv explain " + id_for(e) + "` and run `dlenv doctor`");
+    problem(
+        r, id_for(e), Severity::error,
+        "cuInit failed: " + api->error_text(e) + " (" + api->path + ")",
+        "see `dlenv explain " + std::string(finding_name(id_for(e))) + "` and run `dlenv doctor`");
     return;
   }
   int count = 0;
   api->cuDeviceGetCount(&count);
   if (count == 0) {
     r.no_gpu = true;
-    problem(r, "cuda-visible-devices-hides-gpu", "error", "the CUDA driver sees no GPU",
-            "check CUDA_VISIBLE_DEVICES and `dlenv doctor`");
+    problem(r, FindingId::cuda_visible_devices_hides_gpu, Severity::error,
+            "the CUDA driver sees no GPU", "check CUDA_VISIBLE_DEVICES and `dlenv doctor`");
     return;
   }
   int major = o.cuda_major > 0 ? o.cuda_major : r.driver_cuda_version / 1000;
   o.progress("loading cuBLAS");
   auto blas = load_cublas(o.cublas_dir, major);
   if (!blas) {
-    problem(r, "verify-cublas-not-loadable", "error", blas.error().message,
+    problem(r, FindingId::verify_cublas_not_loadable, Severity::error, blas.error().message,
             "install cuBLAS for CUDA " + std::to_string(major) +
                 " (toolkit or the nvidia-cublas wheel), or point --libs at its directory");
   } else {
@@ -535,7 +539,7 @@ void run_checks(const VerifyOptions& o, const std::function<void()>& wait_cpu_ge
       r.cudnn_library = dnn->path;
       r.cudnn_version = dnn->version;
     } else if (!o.skip_dnn) {
-      problem(r, "verify-cudnn-not-loadable", "error",
+      problem(r, FindingId::verify_cudnn_not_loadable, Severity::error,
               "cuDNN could not be loaded: " + loaded.error().message,
               "install cuDNN (the toolkit's, the nvidia-cudnn wheel, or `dlenv cudnn install`), "
               "point --libs at its directory, or skip it with --no-cudnn");
@@ -569,9 +573,9 @@ void run_checks(const VerifyOptions& o, const std::function<void()>& wait_cpu_ge
     auto tc = Clock::now();
     CUcontext ctx = nullptr;
     if (CUresult e = api->cuDevicePrimaryCtxRetain(&ctx, d); e != kCudaSuccess) {
-      problem(r, id_for(e), "error",
+      problem(r, id_for(e), Severity::error,
               "GPU " + std::to_string(i) + ": context: " + api->error_text(e),
-              "see `dlenv explain " + id_for(e) + "`");
+              "see `dlenv explain " + std::string(finding_name(id_for(e))) + "`");
       r.devices.push_back(dev);
       continue;
     }

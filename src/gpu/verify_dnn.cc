@@ -561,16 +561,16 @@ DnnResult rnn_test(const Ctx& c, RnnCell cell, DType t, const RnnShape& big,
 }
 
 // Names the finding for a failed cuDNN step.
-std::string dnn_problem_id(const std::string& error) {
+FindingId dnn_problem_id(const std::string& error) {
   if (contains(error, "SUBLIBRARY_LOADING_FAILED") || contains(error, "SUBLIBRARY_VERSION") ||
       contains(error, "VERSION_MISMATCH"))
-    return "cudnn-sublibrary-missing";
+    return FindingId::cudnn_sublibrary_missing;
   if (contains(error, "ARCH_MISMATCH") || contains(error, "INCOMPATIBLE"))
-    return "cudnn-execution-failed-old-cuda-on-new-gpu";
-  if (contains(error, "NOT_INITIALIZED")) return "cudnn-status-not-initialized";
+    return FindingId::cudnn_execution_failed_old_cuda_on_new_gpu;
+  if (contains(error, "NOT_INITIALIZED")) return FindingId::cudnn_status_not_initialized;
   if (contains(error, "CUDA_ERROR_OUT_OF_MEMORY") || contains(error, "ALLOCATION_FAILED"))
-    return "verify-out-of-memory";
-  return "verify-cudnn-error";
+    return FindingId::verify_out_of_memory;
+  return FindingId::verify_cudnn_error;
 }
 
 }  // namespace
@@ -585,9 +585,10 @@ void dnn_tests(const CudaApi& api, const CudnnApi& dnn, const VerifyOptions& o,
   if (cudnnStatus_t s = dnn.create(&h); s != 0) {
     std::string text = dnn.status_text(s);
     problem(r,
-            dnn_problem_id(text) == "verify-cudnn-error" ? "cudnn-status-not-initialized"
-                                                         : dnn_problem_id(text),
-            "error", gpu + ": cudnnCreate failed: " + text + " (" + dnn.path + ")",
+            dnn_problem_id(text) == FindingId::verify_cudnn_error
+                ? FindingId::cudnn_status_not_initialized
+                : dnn_problem_id(text),
+            Severity::error, gpu + ": cudnnCreate failed: " + text + " (" + dnn.path + ")",
             "see `dlenv explain cudnn-status-not-initialized`; `dlenv doctor` checks which cuDNN "
             "copy this is and whether it matches the driver and CUDA runtime");
     return;
@@ -655,13 +656,13 @@ void dnn_tests(const CudaApi& api, const CudnnApi& dnn, const VerifyOptions& o,
     std::string label =
         gpu + " " + d.op + (d.layout.empty() ? "" : " " + d.layout) + " " + dtype_name(d.type);
     if (!d.error.empty()) {
-      problem(r, dnn_problem_id(d.error), "error",
+      problem(r, dnn_problem_id(d.error), Severity::error,
               label + ": " + d.error + " (" + d.sublibrary + ")",
               "`dlenv load " + d.sublibrary +
                   "` shows whether that cuDNN sub-library loads and "
                   "which copy the loader takes; `dlenv doctor` checks the cuDNN copies");
     } else if (!d.check.ok()) {
-      problem(r, "verify-wrong-result", "error",
+      problem(r, FindingId::verify_wrong_result, Severity::error,
               label + ": wrong result: " + std::to_string(d.check.bad) + " of " +
                   std::to_string(d.check.checked) +
                   " checked elements differ from the CPU reference (" + d.check.first_bad + ")",

@@ -13,6 +13,7 @@
 #include "gpu/cudnn_api.h"
 #include "gpu/numeric.h"
 #include "gpu/verify.h"
+#include "kb/finding_catalog.h"
 
 namespace dlenv::verify_detail {
 
@@ -22,24 +23,25 @@ inline double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-inline void problem(VerifyResult& r, std::string id, std::string severity, std::string text,
+inline void problem(VerifyResult& r, FindingId id, Severity severity, std::string text,
                     std::string fix) {
-  r.problems.push_back({std::move(id), std::move(severity), std::move(text), std::move(fix)});
+  r.problems.push_back(
+      {std::string(finding_name(id)), severity_name(severity), std::move(text), std::move(fix)});
 }
 
 // Maps a CUDA error seen at a step to the catalog's finding id.
-inline std::string id_for(CUresult e) {
+inline FindingId id_for(CUresult e) {
   switch (e) {
-    case kCudaErrorNoDevice: return "cuda-visible-devices-hides-gpu";
-    case kCudaErrorStubLibrary: return "libcuda-stub-loaded";
-    case kCudaErrorOutOfMemory: return "verify-out-of-memory";
-    case kCudaErrorNoBinaryForGpu: return "no-kernel-image-new-gpu";
-    case 999: return "cuda-unknown-error-uvm";
-    case 802: return "fabric-manager-missing-802";
-    case 804: return "forward-compat-unsupported-804";
-    case 35: return "cuda-driver-insufficient";
-    case 46: return "exclusive-compute-mode-busy";  // CUDA_ERROR_DEVICE_UNAVAILABLE
-    default: return "verify-cuda-error";
+    case kCudaErrorNoDevice: return FindingId::cuda_visible_devices_hides_gpu;
+    case kCudaErrorStubLibrary: return FindingId::libcuda_stub_loaded;
+    case kCudaErrorOutOfMemory: return FindingId::verify_out_of_memory;
+    case kCudaErrorNoBinaryForGpu: return FindingId::no_kernel_image_new_gpu;
+    case 999: return FindingId::cuda_unknown_error_uvm;
+    case 802: return FindingId::fabric_manager_missing_802;
+    case 804: return FindingId::forward_compat_unsupported_804;
+    case 35: return FindingId::cuda_driver_insufficient;
+    case 46: return FindingId::exclusive_compute_mode_busy;  // CUDA_ERROR_DEVICE_UNAVAILABLE
+    default: return FindingId::verify_cuda_error;
   }
 }
 

@@ -929,6 +929,7 @@ class KbImpl final : public Kb {
         schema_fail(p + ".severity", "expected error, warning or info");
       }
       f.layer = get_string(r, "layer", p);
+      f.plan_framework = get_string_or(r, "plan_framework", p);
       static const std::set<std::string> kLayers = {"driver", "gpu", "toolkit", "cudnn",
                                                     "python", "env", "host"};
       if (!kLayers.count(f.layer)) schema_fail(p + ".layer", "unknown layer \"" + f.layer + "\"");

@@ -78,6 +78,8 @@ struct FindingInfo {
   std::string catalog_key;  // "A13" for failures.md's entries; "" for dlenv's own checks
   std::string severity;     // the highest a check reports: "error", "warning", "info"
   std::string layer;        // "driver", "gpu", "toolkit", "cudnn", "python", "env", "host"
+  // The framework whose build `dlenv plan` chooses to fix it ("torch"), or "".
+  std::string plan_framework;
 };
 
 // One row of kb/libnames.json: a library's file names for some CUDA majors.

@@ -2,15 +2,6 @@
 
 namespace dlenv {
 
-const char* severity_name(Severity s) {
-  switch (s) {
-    case Severity::info: return "info";
-    case Severity::warning: return "warning";
-    case Severity::error: return "error";
-  }
-  return "error";
-}
-
 Finding make_finding(FindingId id, Severity severity, std::string title) {
   const FindingMeta& m = finding_meta(id);
   Finding x;

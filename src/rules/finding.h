@@ -9,8 +9,6 @@
 
 namespace dlenv {
 
-const char* severity_name(Severity s);  // "info", "warning", "error"
-
 struct Evidence {
   std::string fact;    // "kernel module 580.95.05"
   std::string source;  // "/proc/driver/nvidia/version"
