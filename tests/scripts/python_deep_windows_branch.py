@@ -1,17 +1,16 @@
-"""Runs the Windows branch of dlenv's embedded --deep probe script (cut out of
-src/probe/python_deep.cc) on this Python with a fake kernel32: sys.platform is set
+"""Runs the Windows branch of dlenv's --deep probe script (src/probe/python_deep_probe.py,
+embedded into dlenv at build time) on this Python with a fake kernel32: sys.platform is set
 to "win32" and ctypes.WinDLL returns an object whose K32EnumProcessModules and
 GetModuleFileNameW answer from a table (2005 modules, so the buffer-regrow loop
 runs). Checks that exactly the NVIDIA DLLs come back in "loaded", in module
 order, as written. The real ctypes calls need a Windows Python (not in CI).
-usage: python3 python_deep_windows_branch.py src/probe/python_deep.cc"""
+usage: python3 python_deep_windows_branch.py src/probe/python_deep_probe.py"""
 import ctypes
 import io
 import json
 import sys
 
-source = open(sys.argv[1], encoding="utf-8").read()
-script = source[source.index('R"PY(') + 5:source.index(')PY"')]
+script = open(sys.argv[1], encoding="utf-8").read()
 
 named = {0x1000: r"C:\Python311\python.exe",
          0x2000: r"C:\Windows\System32\KERNEL32.DLL",
