@@ -100,17 +100,19 @@ Result<std::vector<std::string>> clean_components(std::string_view raw) {
 Result<std::vector<SourceEntry>> check_source_entries(std::vector<SourceEntry> entries,
                                                       const std::string& where,
                                                       const SourceLimits& limits) {
-  auto refuse = [&](const SourceEntry& e, const std::string& why) {
-    return fail(fmt::format(
-        "{}: unsafe entry \"{}\": {}. Nothing was extracted or installed; get the archive "
-        "again from NVIDIA (https://developer.nvidia.com/cudnn-downloads)",
-        where, e.raw_path.empty() ? e.path : e.raw_path, why));
+  auto refuse = [&](const SourceEntry& e, const std::string& why,
+                    ErrorCode code = ErrorCode::invalid) {
+    return fail(fmt::format("{}: unsafe entry \"{}\": {}. Nothing was extracted or installed; get "
+                            "the archive again from NVIDIA (https://developer.nvidia.com/"
+                            "cudnn-downloads)",
+                            where, e.raw_path.empty() ? e.path : e.raw_path, why),
+                code);
   };
   if (entries.size() > limits.max_entries) {
-    return fail(fmt::format(
-        "{}: more than {} entries: not a cuDNN distribution (NVIDIA's archives hold fewer than "
-        "100; --max-files raises the limit)",
-        where, limits.max_entries));
+    return fail(fmt::format("{}: more than {} entries: not a cuDNN distribution (NVIDIA's "
+                            "archives hold fewer than 100; --max-files raises the limit)",
+                            where, limits.max_entries),
+                ErrorCode::limit);
   }
   uint64_t total = 0;
   std::vector<std::vector<std::string>> comps;
@@ -129,15 +131,19 @@ Result<std::vector<SourceEntry>> check_source_entries(std::vector<SourceEntry> e
       default: break;
     }
     if (e.size > limits.max_entry_bytes) {
-      return refuse(e, fmt::format("{} is larger than the {} limit for one file (--max-file-size "
-                                   "raises it)",
-                                   human_bytes(e.size), human_bytes(limits.max_entry_bytes)));
+      return refuse(e,
+                    fmt::format("{} is larger than the {} limit for one file (--max-file-size "
+                                "raises it)",
+                                human_bytes(e.size), human_bytes(limits.max_entry_bytes)),
+                    ErrorCode::limit);
     }
     total += e.size;
     if (total > limits.max_total_bytes) {
       return refuse(
-          e, fmt::format("the files add up to more than {} (--max-total-size raises the limit)",
-                         human_bytes(limits.max_total_bytes)));
+          e,
+          fmt::format("the files add up to more than {} (--max-total-size raises the limit)",
+                      human_bytes(limits.max_total_bytes)),
+          ErrorCode::limit);
     }
     comps.push_back(std::move(*c));
   }

@@ -179,6 +179,7 @@ TEST_P(UnsafeEntries, AreRefusedNamingTheEntry) {
     EXPECT_NE(m.find("unsafe entry"), std::string::npos) << m;
     EXPECT_NE(m.find(GetParam().why), std::string::npos) << m;
     EXPECT_NE(m.find("Nothing was extracted"), std::string::npos) << m;
+    EXPECT_EQ(src.error().code, ErrorCode::invalid) << m;
     // The tar-program reader refuses the same entries from its listing.
     for (const auto& tar : testing_tar_programs(fmt)) {
       auto t = open_tar_program_source(file, {}, tar);
@@ -381,6 +382,7 @@ TEST(CudnnSource, SparseAndManyMemberBombsAreRefusedFastInBoundedMemory) {
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       ASSERT_FALSE(src) << c.file;
       EXPECT_NE(src.error().message.find(c.expect), std::string::npos) << src.error().message;
+      EXPECT_EQ(src.error().code, ErrorCode::limit) << src.error().message;
       EXPECT_LT(s, 5.0) << c.file;
       EXPECT_LT(peak_rss() - rss_before, 200ull << 20) << c.file;
     }

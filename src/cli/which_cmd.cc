@@ -148,7 +148,7 @@ int which_pid_modules(const WhichOptions& o, const FileSystem& fs, std::ostream&
   auto m = process_modules(o.pid);
   if (!m) {
     err << "dlenv which: " << m.error().message
-        << (m.error().message.find("access denied") != std::string::npos
+        << (m.error().code == ErrorCode::access_denied
                 ? " (another user's or a protected process? run from an elevated prompt)"
                 : "")
         << "\n";

@@ -53,8 +53,9 @@ Result<ProcessModules> snapshot_modules(DWORD pid) {
   DWORD err = 0;
   Handle snap(module_snapshot(pid, err));
   if (!snap.valid()) {
-    if (err == ERROR_INVALID_PARAMETER) return fail("no such process");
-    return fail(why(err));
+    if (err == ERROR_INVALID_PARAMETER) return fail("no such process", ErrorCode::not_found);
+    return fail(why(err),
+                err == ERROR_ACCESS_DENIED ? ErrorCode::access_denied : ErrorCode::failed);
   }
   ProcessModules p;
   p.pid = static_cast<int>(pid);
