@@ -833,6 +833,40 @@ void ide_vs_shell(const Ctx& c, Findings& out) {
   }
 }
 
+// An IDE's project interpreter that does not exist (the probe keeps it as a not-found
+// interpreter with the IDE setting as its source).
+void ide_interpreter_stale(const Ctx& c, Findings& out) {
+  const PythonEnv* usable = nullptr;  // an existing interpreter to point the IDE at
+  for (const auto& e : c.f.python) {
+    if (!e.interpreter) continue;
+    if (!usable || (gpu_builds(*usable).empty() && !gpu_builds(e).empty())) usable = &e;
+  }
+  for (const auto& e : c.f.python) {
+    if (e.interpreter || e.interpreter.status != FactStatus::not_found) continue;
+    const std::string ide = found_by(e, "PyCharm")   ? "PyCharm"
+                            : found_by(e, "VS Code") ? "VS Code"
+                                                     : "";
+    if (ide.empty()) continue;
+    Finding x = make_finding(
+        FindingId::ide_interpreter_stale, Severity::warning,
+        ide + "'s interpreter for this project does not exist (" + e.interpreter.reason + ")");
+    x.evidence.push_back(ev(e.interpreter.reason, e.interpreter.source));
+    const std::string where = ide == "PyCharm" ? " (Settings > Project > Python Interpreter)"
+                                               : " (Python: Select Interpreter)";
+    x.fix.push_back(step(usable ? "point " + ide + " at an interpreter that exists, " +
+                                      env_name(*usable) +
+                                      (gpu_builds(*usable).empty()
+                                           ? std::string()
+                                           : " (it has " + join(gpu_builds(*usable), ", ") + ")") +
+                                      where
+                                : "point " + ide +
+                                      " at an interpreter that exists, the environment with your "
+                                      "GPU framework" +
+                                      where));
+    out.push_back(std::move(x));
+  }
+}
+
 // ---- Windows, TensorFlow libraries, ONNX Runtime libraries ------------------------
 
 void win_32bit_python(const Ctx& c, Findings& out) {
@@ -1212,6 +1246,7 @@ const std::vector<Rule>& python_rules() {
            loader_preload_cudnn(c, out);  // LD_PRELOAD cuDNN (rules/loader_rules.cc)
          }},
         {FindingId::ide_interpreter_differs_from_shell, ide_vs_shell},
+        {FindingId::ide_interpreter_stale, ide_interpreter_stale},
         {FindingId::win_32bit_python_no_torch, win_32bit_python},
         {FindingId::win_tf_gpu_after_2_10, win_tf_after_210},
         {FindingId::tf_cannot_dlopen_gpu_libraries, tf_gpu_libraries},
