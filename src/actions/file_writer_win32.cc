@@ -1,14 +1,16 @@
 // The FileWriter on Windows: new files written through a handle and flushed with
 // FlushFileBuffers (as the journal is), renames with MOVEFILE_WRITE_THROUGH, the toolkit
-// lock a LockFileEx on <dir>\\.dlenv-lock (deleted when the last handle closes). Unlike
-// file_writer_posix.cc it does not yet open each directory relative to its parent without
-// following reparse points.
+// lock a LockFileEx on <dir>\\.dlenv-lock (deleted when the last handle closes). Before each
+// change every directory on the way is checked not to be a reparse point (a symbolic link or
+// junction); unlike file_writer_posix.cc's walk of directory handles that check and the
+// change are two steps.
 #include <fmt/format.h>
 #include <windows.h>
 
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <vector>
 
 #include "actions/file_writer.h"
 #include "platform/win32_text.h"
@@ -98,6 +100,7 @@ class RealFileWriter : public FileWriter {
   }
 
   Result<void> make_dir(const std::string& path, uint32_t mode) override {
+    if (auto ok = no_link_on_the_way(path); !ok) return ok;
     const std::string h = host_path(path);
     std::error_code ec;
     if (!sfs::create_directory(h, ec)) {
@@ -110,6 +113,7 @@ class RealFileWriter : public FileWriter {
 
   Result<std::unique_ptr<NewFile>> create_new_file(const std::string& path, uint32_t mode,
                                                    uint64_t size) override {
+    if (auto ok = no_link_on_the_way(path); !ok) return std::unexpected(ok.error());
     const std::string h = host_path(path);
     HANDLE f = ::CreateFileW(win32::widen(h).c_str(), GENERIC_WRITE, 0, nullptr, CREATE_NEW,
                              FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
@@ -124,6 +128,7 @@ class RealFileWriter : public FileWriter {
   }
 
   Result<void> make_symlink(const std::string& path, const std::string& target) override {
+    if (auto ok = no_link_on_the_way(path); !ok) return ok;
     const std::string h = host_path(path);
     std::error_code ec;
     sfs::create_symlink(target, h, ec);
@@ -133,6 +138,8 @@ class RealFileWriter : public FileWriter {
   }
 
   Result<void> rename(const std::string& from, const std::string& to) override {
+    if (auto ok = no_link_on_the_way(from); !ok) return ok;
+    if (auto ok = no_link_on_the_way(to); !ok) return ok;
     const std::string hf = host_path(from), ht = host_path(to);
     std::error_code ec;
     if (sfs::exists(sfs::symlink_status(ht, ec))) {
@@ -147,6 +154,8 @@ class RealFileWriter : public FileWriter {
   }
 
   Result<void> replace_file(const std::string& from, const std::string& to) override {
+    if (auto ok = no_link_on_the_way(from); !ok) return ok;
+    if (auto ok = no_link_on_the_way(to); !ok) return ok;
     const std::string hf = host_path(from), ht = host_path(to);
     std::error_code ec;
     if (!sfs::is_regular_file(sfs::symlink_status(ht, ec))) {
@@ -161,6 +170,7 @@ class RealFileWriter : public FileWriter {
   }
 
   Result<void> remove(const std::string& path) override {
+    if (auto ok = no_link_on_the_way(path); !ok) return ok;
     const std::string h = host_path(path);
     std::error_code ec;
     if (!sfs::remove(h, ec)) {
@@ -170,6 +180,7 @@ class RealFileWriter : public FileWriter {
   }
 
   Result<void> append_durably(const std::string& path, std::string_view data) override {
+    if (auto ok = no_link_on_the_way(path); !ok) return ok;
     const std::string h = host_path(path);
     HANDLE f =
         ::CreateFileW(win32::widen(h).c_str(), FILE_APPEND_DATA, FILE_SHARE_READ, nullptr,
@@ -212,6 +223,48 @@ class RealFileWriter : public FileWriter {
       return fail(fmt::format("cannot lock {} (error {})", h, err));
     }
     return std::unique_ptr<FileLock>(new HandleLock(f));
+  }
+
+  // Whether the reparse point at `path` sends the path elsewhere: a symbolic link or a
+  // junction (mount point). Other reparse points (OneDrive's cloud files, deduplicated
+  // files) keep the path where it is.
+  static bool redirects(const std::string& path) {
+    WIN32_FIND_DATAW d{};
+    HANDLE h = ::FindFirstFileW(win32::widen(path).c_str(), &d);
+    if (h == INVALID_HANDLE_VALUE) return true;  // cannot tell: treat it as a link
+    ::FindClose(h);
+    return d.dwReserved0 == IO_REPARSE_TAG_SYMLINK || d.dwReserved0 == IO_REPARSE_TAG_MOUNT_POINT;
+  }
+
+  // Every directory on the way to `path` below the root (not `path` itself) must be a real
+  // directory: a symbolic link or junction (a reparse point) there would take the write
+  // out of the toolkit or --root, so it is refused, naming it.
+  Result<void> no_link_on_the_way(const std::string& path) const {
+    std::string prefix = root_;
+    std::string rest = path;
+    std::replace(rest.begin(), rest.end(), '\\', '/');
+    std::vector<std::string> parts;
+    for (const auto& c : split(rest, '/')) {
+      if (!c.empty()) parts.push_back(c);
+    }
+    if (parts.empty()) return {};
+    parts.pop_back();  // the entry itself: created new, or a link that is moved or removed
+    size_t first = 0;
+    if (root_.empty() && !parts.empty() && parts[0].size() == 2 && parts[0][1] == ':') {
+      prefix = parts[0];  // "C:": the drive itself is not checked
+      first = 1;
+    }
+    for (size_t i = first; i < parts.size(); ++i) {
+      prefix += "/" + parts[i];
+      const DWORD a = ::GetFileAttributesW(win32::widen(prefix).c_str());
+      if (a == INVALID_FILE_ATTRIBUTES) break;  // not there (yet): nothing to follow
+      if ((a & FILE_ATTRIBUTE_REPARSE_POINT) && redirects(prefix)) {
+        return fail(fmt::format(
+            "{} is a link (a symbolic link or junction), and dlenv never writes through one",
+            prefix));
+      }
+    }
+    return {};
   }
 
   bool exists(const std::string& path) const override {
