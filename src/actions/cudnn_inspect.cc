@@ -470,6 +470,11 @@ std::string archive_digest_mismatch(const CudnnArchive& named, const std::string
       named.ref.confirmed ? "" : "; a digest this KB has not confirmed");
 }
 
+std::string known_archive_text(const CudnnArchive& a) {
+  return fmt::format("NVIDIA's {} ({}{})", a.file, a.ref.source,
+                     a.ref.confirmed ? "" : "; unconfirmed");
+}
+
 void add_archive_digest(CudnnDistInfo& info, const Kb& kb, const std::string& sha256) {
   info.sha256 = sha256;
   const ArchiveDigestCheck c = check_archive_digest(kb, info.file_name, sha256);
@@ -485,8 +490,7 @@ std::string render_cudnn_inspect_text(const CudnnDistInfo& i) {
   o += fmt::format("cuDNN distribution: {}\n", i.source);
   if (!i.sha256.empty()) o += fmt::format("  sha256:     {}\n", i.sha256);
   if (const auto& k = i.known_archive) {
-    o += fmt::format("              = NVIDIA's {} ({}{})\n", k->file, k->ref.source,
-                     k->ref.confirmed ? "" : "; unconfirmed");
+    o += "              = " + known_archive_text(*k) + "\n";
   }
   auto fact = [](const auto& f, auto show) {
     return f ? fmt::format("{}  ({})", show(*f), f.source) : "unknown (" + f.reason + ")";

@@ -79,6 +79,8 @@ ArchiveDigestCheck check_archive_digest(const Kb& kb, const std::string& file_na
                                         const std::string& sha256);
 // "… carries the name of NVIDIA's … but not its SHA-256 …": why a download is not NVIDIA's file.
 std::string archive_digest_mismatch(const CudnnArchive& named, const std::string& sha256);
+// "NVIDIA's cudnn-....tar.xz (SOURCE)", "; unconfirmed" added for an unconfirmed row.
+std::string known_archive_text(const CudnnArchive& a);
 // Sets info.sha256 and what the KB knows of it: known_archive on a match; on a file that
 // carries a KB name with another digest, an error (confirmed row) or a warning.
 void add_archive_digest(CudnnDistInfo& info, const Kb& kb, const std::string& sha256);

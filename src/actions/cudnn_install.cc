@@ -924,10 +924,6 @@ CudnnUninstallResult execute_cudnn_uninstall(const ProbeContext& ctx, const Cudn
   std::vector<std::string> trashed;
   if (report) report(progress);
   for (auto it = p.items.rbegin(); it != p.items.rend(); ++it) {
-    if (report && it != p.items.rbegin()) {
-      ++progress.files;
-      report(progress);
-    }
     if (fs.lstat(it->path)) {
       std::string t = path_join(trash, fmt::format("{:03}-{}", n++, path_basename(it->path)));
       if (auto x = tx.rename(it->path, t); !x) return abort("removing " + it->path, x.error());
@@ -940,6 +936,8 @@ CudnnUninstallResult execute_cudnn_uninstall(const ProbeContext& ctx, const Cudn
       }
       r.restored.push_back(it->path);
     }
+    ++progress.files;
+    if (report) report(progress);
   }
   if (!p.backup_dir.empty()) {
     if (auto x = tx.remove_dir(p.backup_dir, 0700); !x) {
@@ -957,8 +955,6 @@ CudnnUninstallResult execute_cudnn_uninstall(const ProbeContext& ctx, const Cudn
       r.notes.push_back(d + " was created by the install but is not empty now: kept");
     }
   }
-  progress.files = p.items.size();
-  if (report) report(progress);
   for (const auto& t : trashed) tx.remove_on_commit(t);
   tx.remove_on_commit(trash);
   auto committed = tx.commit();

@@ -235,9 +235,7 @@ int install(const CudnnOptions& o, std::ostream& out, std::ostream& err) {
       err << "dlenv cudnn install: warning: " << archive_digest_mismatch(*known.named, *sha)
           << "\n";
     } else if (known.match && !o.common.json) {
-      out << "SHA-256 " << *sha << " is NVIDIA's " << known.match->file << " ("
-          << known.match->ref.source << (known.match->ref.confirmed ? "" : "; unconfirmed")
-          << ")\n";
+      out << "SHA-256 " << *sha << " is " << known_archive_text(*known.match) << "\n";
     }
   }
   auto limits = source_limits("install", o, err);
