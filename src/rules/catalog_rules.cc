@@ -17,6 +17,23 @@ namespace py = pyrules;
 
 // ---- B11: NVIDIA Fabric Manager ------------------------------------------------------
 
+// ---- B12: forward compatibility on a GPU that does not support it ---------------------
+
+bool in_compat_dir(std::string_view path) {
+  for (const std::string& part : split(path, '/')) {
+    if (part == "compat") return true;
+  }
+  return false;
+}
+
+// ---- C9: the cuBLAS wheel torch pins -------------------------------------------------
+
+}  // namespace
+
+namespace checks {
+
+using namespace rule_helpers;
+
 void fabric_manager(const Ctx& c, Findings& out) {
   if (c.os != Os::linux) return;
   const auto& fm = c.f.system.fabric;
@@ -114,15 +131,6 @@ void fabric_manager(const Ctx& c, Findings& out) {
   out.push_back(std::move(x));
 }
 
-// ---- B12: forward compatibility on a GPU that does not support it ---------------------
-
-bool in_compat_dir(std::string_view path) {
-  for (const std::string& part : split(path, '/')) {
-    if (part == "compat") return true;
-  }
-  return false;
-}
-
 void forward_compat(const Ctx& c, Findings& out) {
   if (c.os != Os::linux) return;
   const auto& fc = c.f.system.forward_compat;
@@ -190,8 +198,6 @@ void forward_compat(const Ctx& c, Findings& out) {
   out.push_back(std::move(x));
 }
 
-// ---- C9: the cuBLAS wheel torch pins -------------------------------------------------
-
 void cublas_pin(const Ctx& c, Findings& out) {
   for (const auto& e : c.f.python) {
     const auto* torch = py::pkg(e, "torch");
@@ -228,15 +234,23 @@ void cublas_pin(const Ctx& c, Findings& out) {
   }
 }
 
-}  // namespace
+// This file's entries of the check table (rules/check_table.cc).
+const Check fabric_manager_entry{"fabric_manager",
+                                 "NVIDIA Fabric Manager on NVSwitch systems (802)",
+                                 fabric_manager,
+                                 {FindingId::fabric_manager_missing_802},
+                                 fact_area::driver | fact_area::host | fact_area::system};
+const Check forward_compat_entry{
+    "forward_compat",
+    "a cuda-compat libcuda on a GPU without forward compatibility (804)",
+    forward_compat,
+    {FindingId::forward_compat_unsupported_804},
+    fact_area::driver | fact_area::gpus | fact_area::system};
+const Check cublas_pin_entry{"cublas_pin",
+                             "the cuBLAS wheel against torch's pin",
+                             cublas_pin,
+                             {FindingId::cublas_gemm_invalid_value_mismatch},
+                             fact_area::python | fact_area::windows};
 
-const std::vector<Rule>& catalog_rules() {
-  static const std::vector<Rule> table = {
-      {FindingId::fabric_manager_missing_802, fabric_manager},
-      {FindingId::forward_compat_unsupported_804, forward_compat},
-      {FindingId::cublas_gemm_invalid_value_mismatch, cublas_pin},
-  };
-  return table;
-}
-
+}  // namespace checks
 }  // namespace dlenv

@@ -12,4 +12,10 @@ Finding make_finding(FindingId id, Severity severity, std::string title) {
   return x;
 }
 
+Finding make_finding(FindingId id, Severity severity, std::string title, std::string subject) {
+  Finding x = make_finding(id, severity, std::move(title));
+  x.subject = std::move(subject);
+  return x;
+}
+
 }  // namespace dlenv

@@ -5,15 +5,16 @@
 //                                      releases (LD_LIBRARY_PATH before DT_RUNPATH $ORIGIN)
 //   libcudnn8-not-found                the libcudnn.so.N a framework needs resolves nowhere
 //   libcuda-stub-loaded                dlopen("libcuda.so.1") picks the toolkit's stub
-// Each returns whether the model had something to say, so that the older rules
-// (wheel metadata, found_via strings) only speak where it has not.
+// The checks working from wheel metadata and found_via strings step aside where the model
+// decided (rules/loader_coverage.h); a cuDNN header/library mismatch in a directory a mix
+// finding covers is superseded by it (kb/findings.json, rules/resolve.h).
 #include <algorithm>
 #include <map>
 #include <set>
 
+#include "rules/loader_coverage.h"
 #include "rules/python_common.h"
 #include "rules/rule_helpers.h"
-#include "rules/rules.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -21,10 +22,6 @@ namespace {
 
 using rule_helpers::ev;
 using rule_helpers::step;
-
-bool framework_kind(const LoadContext& c) {
-  return (c.kind == "framework" || c.kind == "framework-dlopen") && c.error.empty();
-}
 
 const PythonEnv* env_of(const Facts& f, const LoadContext& c) {
   for (const auto& e : f.python) {
@@ -91,16 +88,6 @@ std::string rule_text(const ResolvedLib& l) {
 
 // ---- pip-cudnn-vs-system-cudnn-symbols ---------------------------------------------
 
-bool loader_models_cudnn(const Facts& f, const PythonEnv& e) {
-  for (const auto& c : f.loader.contexts) {
-    if (!framework_kind(c) || c.python_prefix != e.prefix) continue;
-    for (const auto& l : c.libs) {
-      if (starts_with(l.name, "libcudnn") && !l.path.empty()) return true;
-    }
-  }
-  return false;
-}
-
 namespace {
 
 // What mixes in one environment: the members of a family the frameworks there would load
@@ -123,7 +110,7 @@ Mixes find_mixes(const Facts& f) {
   auto& by_env = m.by_env;
   auto& order = m.order;
   for (const auto& ctx : f.loader.contexts) {
-    if (!framework_kind(ctx)) continue;
+    if (!framework_context(ctx)) continue;
     const PythonEnv* e = env_of(f, ctx);
     if (!e) continue;
     for (const std::string family : {"cuDNN", "cuBLAS"}) {
@@ -190,15 +177,7 @@ Mixes find_mixes(const Facts& f) {
 
 }  // namespace
 
-bool loader_explains_cudnn_mix(const Facts& f, const std::string& dir) {
-  const std::string want = strip_slash(path_normalize(dir));
-  for (const auto& [prefix, h] : find_mixes(f).by_env) {
-    for (const auto& d : h.cudnn_wheel_dirs) {
-      if (strip_slash(path_normalize(d)) == want) return true;
-    }
-  }
-  return false;
-}
+namespace checks {
 
 void loader_framework_cudnn_mix(const RuleContext& c, std::vector<Finding>& out) {
   if (c.os != Os::linux) return;
@@ -222,7 +201,10 @@ void loader_framework_cudnn_mix(const RuleContext& c, std::vector<Finding>& out)
                   " libraries of two releases (undefined symbol / sub-library version mismatch)"
             : fws + " in " + pyrules::env_name(*e) + " would load " + h.family +
                   " libraries of two releases: " + other + " with the " + wheel;
-    Finding x = make_finding(FindingId::pip_cudnn_vs_system_cudnn_symbols, Severity::error, title);
+    Finding x = make_finding(FindingId::pip_cudnn_vs_system_cudnn_symbols, Severity::error, title,
+                             e->prefix);
+    // The cuDNN wheel directories it explains (a header/library mismatch there is this cause).
+    for (const auto& d : h.cudnn_wheel_dirs) x.covers.push_back(rule_helpers::path_subject(d));
     for (const auto& l : h.lines) x.evidence.push_back(ev(l, "Linux loader model"));
     if (!h.llp_dirs.empty()) {
       x.evidence.push_back(ev("LD_LIBRARY_PATH=" + c.f.loader.ld_library_path +
@@ -248,23 +230,12 @@ void loader_framework_cudnn_mix(const RuleContext& c, std::vector<Finding>& out)
 
 // ---- libcudnn8-not-found --------------------------------------------------------------
 
-bool loader_decides_cudnn_found(const Facts& f, const PythonEnv& e, std::string_view framework) {
-  for (const auto& c : f.loader.contexts) {
-    if (!framework_kind(c) || c.python_prefix != e.prefix) continue;
-    if (!framework.empty() && c.framework != framework) continue;
-    for (const auto& l : c.libs) {
-      if (starts_with(l.name, "libcudnn.so.")) return true;
-    }
-  }
-  return false;
-}
-
 void loader_cudnn_not_found(const RuleContext& c, std::vector<Finding>& out) {
   if (c.os != Os::linux) return;
   std::set<std::pair<std::string, std::string>> done;  // env prefix, soname
   for (const auto& ctx : c.f.loader.contexts) {
     // ONNX Runtime's CUDA provider: ort-cuda-provider-load-failure names its missing sonames.
-    if (!framework_kind(ctx) || ctx.framework == "onnxruntime") continue;
+    if (!framework_context(ctx) || ctx.framework == "onnxruntime") continue;
     const PythonEnv* e = env_of(c.f, ctx);
     if (!e) continue;
     // paddle-cannot-load-cudnn (with a GPU) reports paddle's unresolved cuDNN with the exact
@@ -287,6 +258,7 @@ void loader_cudnn_not_found(const RuleContext& c, std::vector<Finding>& out) {
           ctx.framework + " in " + pyrules::env_name(*e) + " needs " + l.name +
               ", which the loader finds nowhere: the first GPU operation fails with \"" + l.name +
               ": cannot open shared object file\"");
+      x.covers.push_back(e->prefix);  // a --deep finding of this id joins it
       x.evidence.push_back(ev((l.requester.empty() ? ctx.framework : l.requester) +
                                   (ctx.kind == "framework-dlopen" || l.companion
                                        ? " opens " + l.name + " at run time (dlopen)"
@@ -352,19 +324,17 @@ void loader_cudnn_not_found(const RuleContext& c, std::vector<Finding>& out) {
 
 // ---- libcuda-stub-loaded ----------------------------------------------------------------
 
-bool loader_libcuda_stub(const RuleContext& c, std::vector<Finding>& out) {
-  if (c.os != Os::linux) return false;
-  bool decided = false;
+void loader_libcuda_stub(const RuleContext& c, std::vector<Finding>& out) {
+  if (c.os != Os::linux) return;
   // One finding per stubs directory: who takes which file from it.
   std::map<std::string, std::vector<std::string>> picked;  // stubs dir -> lines
   std::map<std::string, const ResolvedLib*> lib_of;        // stubs dir -> first pick
   std::map<std::string, std::set<std::string>> names;      // stubs dir -> names asked
   std::map<std::string, std::vector<const ResolvedLib*>> all_of;
   for (const auto& ctx : c.f.loader.contexts) {
-    if (ctx.kind != "by-name" && !framework_kind(ctx)) continue;
+    if (ctx.kind != "by-name" && !framework_context(ctx)) continue;
     for (const auto& l : ctx.libs) {
       if ((l.name != "libcuda.so.1" && l.name != "libcuda.so") || l.path.empty()) continue;
-      if (l.name == "libcuda.so.1") decided = true;
       if (!l.stub || l.rule == "already loaded") continue;  // preloads: loader_preload_stub
       const std::string dir = path_dirname(l.path);
       lib_of.emplace(dir, &l);
@@ -383,7 +353,8 @@ bool loader_libcuda_stub(const RuleContext& c, std::vector<Finding>& out) {
         join(asked, " and ") + (asked.size() == 1 ? " picks" : " pick") +
             " the link-time stub in " + dir + " (" + rule_text(*l) +
             "), ahead of the real driver library: CUDA reports no driver / \"CUDA driver version "
-            "is insufficient\"");
+            "is insufficient\"",
+        rule_helpers::path_subject(dir));
     for (const auto& line : picked[dir]) x.evidence.push_back(ev(line, "Linux loader model"));
     std::set<std::string> real;  // shadowed copies of every name taken from this directory
     for (const auto* k : all_of[dir]) real.insert(k->shadowed.begin(), k->shadowed.end());
@@ -409,7 +380,27 @@ bool loader_libcuda_stub(const RuleContext& c, std::vector<Finding>& out) {
     }
     out.push_back(std::move(x));
   }
-  return decided;
 }
 
+// This file's entries of the check table (rules/check_table.cc).
+const Check loader_libcuda_stub_entry{
+    "loader_libcuda_stub",
+    "the stub libcuda.so that dlopen(\"libcuda.so.1\") picks (loader model)",
+    loader_libcuda_stub,
+    {FindingId::libcuda_stub_loaded},
+    fact_area::env | fact_area::loader};
+const Check loader_framework_cudnn_mix_entry{
+    "loader_framework_cudnn_mix",
+    "a framework loading cuDNN/cuBLAS of two releases (loader model)",
+    loader_framework_cudnn_mix,
+    {FindingId::pip_cudnn_vs_system_cudnn_symbols},
+    fact_area::env | fact_area::loader | fact_area::python};
+const Check loader_cudnn_not_found_entry{
+    "loader_cudnn_not_found",
+    "a libcudnn.so.N a framework needs and the loader finds nowhere",
+    loader_cudnn_not_found,
+    {FindingId::libcudnn8_not_found},
+    fact_area::cudnn | fact_area::driver | fact_area::gpus | fact_area::loader | fact_area::python};
+
+}  // namespace checks
 }  // namespace dlenv

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "rules/rules.h"
+#include "rules/checks.h"
 
 namespace dlenv::pyrules {
 
@@ -62,8 +62,5 @@ std::optional<Requirement> parse_requirement(std::string_view text);
 std::optional<Version> lower_bound(const Requirement& r);
 // Whether `v` meets every version specifier of `r` (markers are not evaluated).
 bool satisfies(const Requirement& r, const Version& v);
-
-// The second group of Python rules (python_rules2.cc), appended to python_rules().
-const std::vector<Rule>& python_rules2();
 
 }  // namespace dlenv::pyrules

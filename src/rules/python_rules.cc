@@ -5,8 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "rules/checks.h"
+#include "rules/loader_coverage.h"
 #include "rules/python_common.h"
-#include "rules/rules.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -163,6 +164,280 @@ const FrameworkFacts* framework(const PythonEnv& e, std::string_view name) {
 
 // ---- torch ------------------------------------------------------------------
 
+struct ArchList {
+  std::vector<Version> sass;
+  std::optional<Version> ptx;
+  std::string text;
+  std::string source;
+  bool confirmed = false;
+};
+
+// "5.0;6.0;9.0 (aarch64 ...)" / "7.5;...;12.0+PTX": the x86-64 list.
+ArchList parse_arch_list(std::string text) {
+  ArchList a;
+  a.text = text;
+  if (auto p = text.find(" ("); p != std::string::npos) text = text.substr(0, p);
+  if (auto p = text.find("aarch64"); p != std::string::npos) text = text.substr(0, p);
+  for (const auto& tok : split(text, ';')) {
+    std::string t(trim(tok));
+    bool ptx = ends_with(t, "+PTX");
+    if (ptx) t = t.substr(0, t.size() - 4);
+    auto v = Version::parse(t);
+    if (!v) continue;
+    a.sass.push_back(*v);
+    if (ptx) a.ptx = *v;
+  }
+  std::sort(a.sass.begin(), a.sass.end());
+  return a;
+}
+
+std::optional<ArchList> torch_arch_list(const json& kb, const Version& torch,
+                                        const std::string& variant) {
+  if (!kb.is_object() || !kb.contains("wheel_arch_lists")) return std::nullopt;
+  Version mm = torch.truncated(2);
+  for (const auto& r : kb["wheel_arch_lists"]) {
+    if (!torch_range_has(r.value("torch", ""), mm)) continue;
+    auto vs = split(r.value("variant", ""), '/');
+    if (std::find(vs.begin(), vs.end(), variant) == vs.end()) continue;
+    ArchList a = parse_arch_list(r.value("arch_list", ""));
+    a.source = r.value("source", "kb/pytorch.json");
+    a.confirmed = r.value("confirmed", false);
+    return a;
+  }
+  return std::nullopt;
+}
+
+bool arch_runs(const ArchList& a, const Version& cc) {
+  for (const auto& s : a.sass) {
+    if (s.major() == cc.major() && s.minor() <= cc.minor()) return true;
+  }
+  return a.ptx && !(cc < *a.ptx);
+}
+
+// "python": ">=3.10, <=3.14 (3.14t experimental)" -> [3.10, 3.14]
+std::optional<std::pair<Version, Version>> python_range(const std::string& s) {
+  std::optional<Version> lo, hi;
+  for (const auto& part : split(s, ',')) {
+    std::string p(trim(part));
+    if (starts_with(p, ">=")) lo = Version::parse(p.substr(2));
+    if (starts_with(p, "<=")) hi = Version::parse(p.substr(2));
+  }
+  if (!lo || !hi) {
+    auto d = split(s, '-');  // "3.10-3.13"
+    if (d.size() == 2) {
+      lo = Version::parse(d[0]);
+      hi = Version::parse(d[1]);
+    }
+  }
+  if (!lo || !hi) return std::nullopt;
+  return std::make_pair(lo->truncated(2), hi->truncated(2));
+}
+
+// ---- TensorFlow, JAX, Paddle, ONNX Runtime, CuPy, CTranslate2 ---------------
+
+// System CUDA/cuDNN library directories that LD_LIBRARY_PATH puts first.
+std::vector<Evidence> ld_library_path_cuda_dirs(const Facts& f) {
+  std::vector<Evidence> out;
+  for (const auto& copy : f.cudnn) {
+    if (!copy.python_site.empty()) continue;
+    if (std::find(copy.found_via.begin(), copy.found_via.end(), "LD_LIBRARY_PATH") !=
+        copy.found_via.end()) {
+      std::string v = copy.library_version ? copy.library_version->str() : "?";
+      out.push_back(
+          ev("LD_LIBRARY_PATH puts cuDNN " + v + " in " + copy.dir + " first",
+             copy.library_version.source.empty() ? copy.dir : copy.library_version.source));
+    }
+  }
+  for (const auto& t : f.toolkits) {
+    if (t.active_ld_library_path) {
+      out.push_back(ev("LD_LIBRARY_PATH includes the CUDA " +
+                           (t.version ? t.version->str() : std::string("?")) + " libraries of " +
+                           t.root,
+                       f.env.source));
+    }
+  }
+  return out;
+}
+
+// ---- IDE vs shell -------------------------------------------------------------
+
+bool found_by(const PythonEnv& e, std::string_view prefix) {
+  for (const auto& v : e.found_via) {
+    if (starts_with(v, prefix)) return true;
+  }
+  return false;
+}
+
+// The GPU builds of an environment: "torch 2.11.0+cu130", ...
+std::vector<std::string> gpu_builds(const PythonEnv& e) {
+  std::vector<std::string> out;
+  for (const auto& f : e.frameworks) {
+    if (f.cuda_build.ok() && *f.cuda_build) out.push_back(f.package + " " + f.version);
+  }
+  return out;
+}
+
+// ---- Windows, TensorFlow libraries, ONNX Runtime libraries ------------------------
+
+// CUDA library majors this environment can load: its own wheels, system cuDNN copies
+// and toolkits.
+struct Available {
+  std::set<int> cudnn;
+  std::set<int> cudart;
+  std::vector<Evidence> evidence;
+};
+Available available_libs(const Ctx& c, const PythonEnv& e) {
+  Available a;
+  for (const auto& l : e.cuda_libs) {
+    if (l.library == "cudnn") a.cudnn.insert(l.major);
+    if (l.library == "cudart") a.cudart.insert(l.major);
+    if (l.library == "cudnn" || l.library == "cudart") {
+      a.evidence.push_back(
+          ev("wheel lib" + l.library + " major " + std::to_string(l.major), l.path));
+    }
+  }
+  for (const auto& copy : c.f.cudnn) {
+    if (!copy.python_site.empty() && copy.python_site.find(e.prefix) != 0) continue;
+    a.cudnn.insert(copy.major);
+    a.evidence.push_back(
+        ev("cuDNN " + std::to_string(copy.major) + " in " + copy.dir, copy.library));
+  }
+  for (const auto& t : c.f.toolkits) {
+    if (!t.version) continue;
+    a.cudart.insert(t.version->major());
+    a.evidence.push_back(
+        ev("CUDA toolkit " + t.version->str() + " at " + t.root, t.version.source));
+  }
+  return a;
+}
+
+// The provider library's own dependency list, resolved by the loader model: the exact
+// sonames (DLL names) that are missing, and the wheel copies the loader does not search.
+void ort_provider_needed(const Ctx& c, const PythonEnv& e, const PythonPackage& ort,
+                         const FrameworkFacts& f, Findings& out) {
+  std::vector<const NeededLibrary*> missing;
+  for (const auto& n : f.needed) {
+    if (n.resolved.empty()) missing.push_back(&n);
+  }
+  if (missing.empty()) return;
+  std::vector<std::string> names;
+  std::set<std::string> wheel_dirs;
+  bool all_in_wheels = true;
+  for (const auto* n : missing) {
+    names.push_back(n->name);
+    if (n->wheel_copy.empty()) {
+      all_in_wheels = false;
+    } else {
+      wheel_dirs.insert(path_dirname(n->wheel_copy));
+    }
+  }
+  const bool win = c.os == Os::windows;
+  Finding x = make_finding(
+      FindingId::ort_cuda_provider_load_failure, Severity::error,
+      "onnxruntime-gpu " + ort.version + " in " + env_name(e) +
+          ": the CUDA provider cannot load, " + join(names, ", ") +
+          (names.size() == 1 ? " is" : " are") + " not found" +
+          (all_in_wheels ? " on the loader path (only in pip wheel directories)" : ""));
+  x.covers.push_back(e.prefix);  // a --deep finding of this id joins it
+  x.evidence.push_back(pkg_ev(ort));
+  for (const auto& n : f.needed) {
+    if (!n.resolved.empty()) {
+      x.evidence.push_back(ev(f.gpu_library + " needs " + n.name + ": " + n.resolved, n.via));
+    } else if (!n.wheel_copy.empty()) {
+      x.evidence.push_back(
+          ev(f.gpu_library + " needs " + n.name +
+                 ": not on the loader path; a pip wheel copy is at " + n.wheel_copy,
+             win ? "PE imports of " + f.gpu_library : "DT_NEEDED of " + f.gpu_library));
+    } else {
+      x.evidence.push_back(
+          ev(f.gpu_library + " needs " + n.name + ": not found anywhere",
+             win ? "PE imports of " + f.gpu_library : "DT_NEEDED of " + f.gpu_library));
+    }
+  }
+  if (!wheel_dirs.empty()) {
+    std::vector<std::string> dirs(wheel_dirs.begin(), wheel_dirs.end());
+    x.fix.push_back(
+        step("let ONNX Runtime preload the NVIDIA wheels before creating the "
+             "session (onnxruntime >= 1.21), or import torch first",
+             env_name(e) + " -c \"import onnxruntime as ort; ort.preload_dlls(); "
+                           "print(ort.get_available_providers())\"",
+             &c));
+    x.fix.push_back(step("or put the wheel directories on the loader path",
+                         win ? "$env:PATH = \"" + join(dirs, ";") + ";$env:PATH\""
+                             : "export LD_LIBRARY_PATH=" + join(dirs, ":") + ":$LD_LIBRARY_PATH",
+                         &c));
+  }
+  if (!all_in_wheels) {
+    bool cudnn8 = false, cuda11 = false;
+    for (const auto* n : missing) {
+      cudnn8 |=
+          contains(n->name, "cudnn") && (ends_with(n->name, ".so.8") || contains(n->name, "64_8"));
+      cuda11 |= ends_with(n->name, ".so.11") || contains(n->name, "64_11");
+    }
+    if (cudnn8 || cuda11) {
+      x.fix.push_back(
+          step("this onnxruntime-gpu is built for CUDA 11 / cuDNN 8: install those, "
+               "or upgrade to onnxruntime-gpu >= 1.19 (CUDA 12, cuDNN 9)",
+               pip(e) + " install -U \"onnxruntime-gpu[cuda,cudnn]\"", &c));
+    } else {
+      x.fix.push_back(step("install the CUDA and cuDNN wheels it links against",
+                           pip(e) + " install \"onnxruntime-gpu[cuda,cudnn]==" + ort.version + "\"",
+                           &c));
+    }
+  }
+  out.push_back(std::move(x));
+}
+
+// ---- --deep: what the frameworks said when imported ----------------------------
+
+struct Signature {
+  const char* text;  // lower case
+  FindingId id;
+};
+// Error-text signatures from the failure catalog -> finding id.
+const Signature kSignatures[] = {
+    // CUDA errors 802 and 804 as torch / CuPy word them (checked in rules/catalog_rules.cc).
+    {"system not yet initialized", FindingId::fabric_manager_missing_802},
+    {"forward compatibility was attempted on non supported hw",
+     FindingId::forward_compat_unsupported_804},
+    {"cudaerrorcompatnotsupportedondevice", FindingId::forward_compat_unsupported_804},
+    {"torch not compiled with cuda enabled", FindingId::torch_cpu_build_installed},
+    {"no kernel image is available", FindingId::no_kernel_image_new_gpu},
+    {"is not compatible with the current pytorch installation", FindingId::no_kernel_image_new_gpu},
+    {"the nvidia driver on your system is too old", FindingId::torch_driver_too_old},
+    {"cudnn version incompatibility", FindingId::torch_cudnn_runtime_older_than_build},
+    {"loaded runtime cudnn library", FindingId::jax_cudnn_version_mismatch},
+    {"__nvjitlink", FindingId::nvjitlink_older_than_cusparse},
+    {"libcudnn.so.8: cannot open", FindingId::libcudnn8_not_found},
+    {"could not find cuda drivers", FindingId::tf_could_not_find_cuda_drivers},
+    {"cudnn failed to initialize", FindingId::tf_cudnn_failed_to_initialize},
+    {"failed to get convolution algorithm", FindingId::tf_cudnn_failed_to_initialize},
+    {"could not find tensorrt", FindingId::tf_trt_not_found},
+    {"not built with cuda kernel binaries compatible", FindingId::tf_ptx_jit_new_arch},
+    {"libdevice not found", FindingId::xla_libdevice_ptxas_not_found},
+    {"can't find libdevice", FindingId::xla_libdevice_ptxas_not_found},
+    {"third-party dynamic library (cudnn", FindingId::win_paddle_third_party_dso},
+    {"undefined symbol: _zn3c10", FindingId::prebuilt_extension_abi_mismatch},
+    {"glibc_2.", FindingId::glibc_too_old_for_wheel},
+    {"undefined symbol", FindingId::pip_cudnn_vs_system_cudnn_symbols},
+    {"libcudnn_ops_infer.so.8", FindingId::ctranslate2_cudnn8_vs_9},
+    {"could not load dynamic library", FindingId::tf_cannot_dlopen_gpu_libraries},
+    {"cannot dlopen some gpu libraries", FindingId::tf_cannot_dlopen_gpu_libraries},
+    {"a cuda-enabled jaxlib is not installed", FindingId::jax_cpu_only_jaxlib},
+    {"unable to load cusparse", FindingId::jax_ld_library_path_overrides_wheels},
+    {"cannot open shared object file", FindingId::python_gpu_library_not_loadable},
+    {"[winerror 126]", FindingId::win_torch_dll_dependency_126},
+    {"failed to create cudaexecutionprovider", FindingId::ort_cuda_provider_load_failure},
+    {"installed cpu version paddlepaddle", FindingId::paddle_cpu_package_installed},
+    {"cannot load cudnn shared library", FindingId::paddle_cannot_load_cudnn},
+};
+
+}  // namespace
+
+namespace checks {
+
+using namespace pyrules;
+
 void torch_cpu_build(const Ctx& c, Findings& out) {
   if (!gpu_present(c.f)) return;  // a CPU build on a CPU-only machine is right
   json kb = kb_json(c.kb, "pytorch.json");
@@ -174,6 +449,7 @@ void torch_cpu_build(const Ctx& c, Findings& out) {
     Finding x = make_finding(FindingId::torch_cpu_build_installed, Severity::error,
                              "torch " + t->version + " in " + env_name(e) +
                                  " is a CPU-only build: torch.cuda.is_available() is False");
+    x.covers.push_back(e.prefix);  // a --deep finding of this id joins it
     if (const auto* p = pkg(e, "torch")) x.evidence.push_back(pkg_ev(*p));
     if (!t->cuda.ok() && !t->cuda.source.empty()) {
       x.evidence.push_back(
@@ -253,6 +529,7 @@ void torch_driver_too_old(const Ctx& c, Findings& out) {
                     ") only through minor-version compatibility"
               : "torch " + t->version + " in " + env_name(e) + " needs CUDA " + need.str() +
                     ", driver " + dc->driver.str() + " supports only CUDA " + dc->cuda.str());
+    x.covers.push_back(e.prefix);  // a --deep finding of this id joins it
     if (!dc->confirmed && x.severity == Severity::error) x.severity = Severity::warning;
     x.confirmed = dc->confirmed;
     x.evidence.push_back(ev("torch.version.cuda = " + *t->cuda, t->cuda.source));
@@ -275,56 +552,6 @@ void torch_driver_too_old(const Ctx& c, Findings& out) {
     }
     out.push_back(std::move(x));
   }
-}
-
-struct ArchList {
-  std::vector<Version> sass;
-  std::optional<Version> ptx;
-  std::string text;
-  std::string source;
-  bool confirmed = false;
-};
-
-// "5.0;6.0;9.0 (aarch64 ...)" / "7.5;...;12.0+PTX": the x86-64 list.
-ArchList parse_arch_list(std::string text) {
-  ArchList a;
-  a.text = text;
-  if (auto p = text.find(" ("); p != std::string::npos) text = text.substr(0, p);
-  if (auto p = text.find("aarch64"); p != std::string::npos) text = text.substr(0, p);
-  for (const auto& tok : split(text, ';')) {
-    std::string t(trim(tok));
-    bool ptx = ends_with(t, "+PTX");
-    if (ptx) t = t.substr(0, t.size() - 4);
-    auto v = Version::parse(t);
-    if (!v) continue;
-    a.sass.push_back(*v);
-    if (ptx) a.ptx = *v;
-  }
-  std::sort(a.sass.begin(), a.sass.end());
-  return a;
-}
-
-std::optional<ArchList> torch_arch_list(const json& kb, const Version& torch,
-                                        const std::string& variant) {
-  if (!kb.is_object() || !kb.contains("wheel_arch_lists")) return std::nullopt;
-  Version mm = torch.truncated(2);
-  for (const auto& r : kb["wheel_arch_lists"]) {
-    if (!torch_range_has(r.value("torch", ""), mm)) continue;
-    auto vs = split(r.value("variant", ""), '/');
-    if (std::find(vs.begin(), vs.end(), variant) == vs.end()) continue;
-    ArchList a = parse_arch_list(r.value("arch_list", ""));
-    a.source = r.value("source", "kb/pytorch.json");
-    a.confirmed = r.value("confirmed", false);
-    return a;
-  }
-  return std::nullopt;
-}
-
-bool arch_runs(const ArchList& a, const Version& cc) {
-  for (const auto& s : a.sass) {
-    if (s.major() == cc.major() && s.minor() <= cc.minor()) return true;
-  }
-  return a.ptx && !(cc < *a.ptx);
 }
 
 void torch_gpu_arch(const Ctx& c, Findings& out) {
@@ -387,25 +614,6 @@ void torch_gpu_arch(const Ctx& c, Findings& out) {
   }
 }
 
-// "python": ">=3.10, <=3.14 (3.14t experimental)" -> [3.10, 3.14]
-std::optional<std::pair<Version, Version>> python_range(const std::string& s) {
-  std::optional<Version> lo, hi;
-  for (const auto& part : split(s, ',')) {
-    std::string p(trim(part));
-    if (starts_with(p, ">=")) lo = Version::parse(p.substr(2));
-    if (starts_with(p, "<=")) hi = Version::parse(p.substr(2));
-  }
-  if (!lo || !hi) {
-    auto d = split(s, '-');  // "3.10-3.13"
-    if (d.size() == 2) {
-      lo = Version::parse(d[0]);
-      hi = Version::parse(d[1]);
-    }
-  }
-  if (!lo || !hi) return std::nullopt;
-  return std::make_pair(lo->truncated(2), hi->truncated(2));
-}
-
 void python_version_unsupported(const Ctx& c, Findings& out) {
   json pt = kb_json(c.kb, "pytorch.json");
   json tf = kb_json(c.kb, "tensorflow.json");
@@ -451,8 +659,6 @@ void python_version_unsupported(const Ctx& c, Findings& out) {
   }
 }
 
-// ---- TensorFlow, JAX, Paddle, ONNX Runtime, CuPy, CTranslate2 ---------------
-
 void tf_gpu_package(const Ctx& c, Findings& out) {
   for (const auto& e : c.f.python) {
     const auto* p = pkg(e, "tensorflow-gpu");
@@ -483,6 +689,7 @@ void jax_cpu_only(const Ctx& c, Findings& out) {
     Finding x = make_finding(FindingId::jax_cpu_only_jaxlib, Severity::error,
                              "JAX " + j->version + " in " + env_name(e) +
                                  " has no CUDA plugin: it falls back to the CPU");
+    x.covers.push_back(e.prefix);  // a --deep finding of this id joins it
     if (const auto* p = pkg(e, "jax")) x.evidence.push_back(pkg_ev(*p));
     if (const auto* p = pkg(e, "jaxlib")) x.evidence.push_back(pkg_ev(*p));
     x.evidence.push_back(ev("no jax-cuda12-plugin / jax-cuda13-plugin installed",
@@ -501,30 +708,6 @@ void jax_cpu_only(const Ctx& c, Findings& out) {
   }
 }
 
-// System CUDA/cuDNN library directories that LD_LIBRARY_PATH puts first.
-std::vector<Evidence> ld_library_path_cuda_dirs(const Facts& f) {
-  std::vector<Evidence> out;
-  for (const auto& copy : f.cudnn) {
-    if (!copy.python_site.empty()) continue;
-    if (std::find(copy.found_via.begin(), copy.found_via.end(), "LD_LIBRARY_PATH") !=
-        copy.found_via.end()) {
-      std::string v = copy.library_version ? copy.library_version->str() : "?";
-      out.push_back(
-          ev("LD_LIBRARY_PATH puts cuDNN " + v + " in " + copy.dir + " first",
-             copy.library_version.source.empty() ? copy.dir : copy.library_version.source));
-    }
-  }
-  for (const auto& t : f.toolkits) {
-    if (t.active_ld_library_path) {
-      out.push_back(ev("LD_LIBRARY_PATH includes the CUDA " +
-                           (t.version ? t.version->str() : std::string("?")) + " libraries of " +
-                           t.root,
-                       f.env.source));
-    }
-  }
-  return out;
-}
-
 void jax_ld_library_path(const Ctx& c, Findings& out) {
   if (c.os == Os::windows) return;
   for (const auto& e : c.f.python) {
@@ -536,6 +719,7 @@ void jax_ld_library_path(const Ctx& c, Findings& out) {
         make_finding(FindingId::jax_ld_library_path_overrides_wheels, Severity::warning,
                      "LD_LIBRARY_PATH puts system CUDA libraries ahead of the NVIDIA wheels JAX " +
                          j->version + " in " + env_name(e) + " uses");
+    x.covers.push_back(e.prefix);  // a --deep finding of this id joins it
     for (const auto& cp : j->cuda_packages) x.evidence.push_back(ev(cp + " installed", e.prefix));
     x.evidence.push_back(ev("wheel copy " + e.cuda_libs[0].path, e.cuda_libs[0].path));
     for (auto& d : dirs) x.evidence.push_back(std::move(d));
@@ -563,6 +747,7 @@ void paddle_cpu(const Ctx& c, Findings& out) {
                      both ? "paddlepaddle (CPU) and paddlepaddle-gpu are both installed in " +
                                 env_name(e) + ": one overwrites the other's paddle module"
                           : "the CPU build of PaddlePaddle is installed in " + env_name(e));
+    x.covers.push_back(e.prefix);  // a --deep finding of this id joins it
     if (cpu) x.evidence.push_back(pkg_ev(*cpu));
     if (gpu) x.evidence.push_back(pkg_ev(*gpu));
     if (fw->cuda_build.ok()) {
@@ -685,7 +870,7 @@ void ctranslate2_cudnn(const Ctx& c, Findings& out) {
     const auto* ct = framework(e, "ctranslate2");
     // Where the loader model resolved (or missed) the cuDNN ctranslate2 opens, it decides
     // (libcudnn8-not-found, rules/loader_framework_rules.cc).
-    if (!ct || loader_decides_cudnn_found(c.f, e, "ctranslate2")) continue;
+    if (!ct || loader_looks_for_libcudnn(c.f, e, "ctranslate2")) continue;
     auto v = Version::parse(ct->version);
     if (!v) continue;
     int need = *v < Version{4, 5} ? 8 : 9;
@@ -715,6 +900,7 @@ void ctranslate2_cudnn(const Ctx& c, Findings& out) {
             std::to_string(need) +
             (wheel ? ", which is only in a pip wheel directory the loader does not search"
                    : ", which is not installed"));
+    x.covers.push_back(e.prefix);  // a --deep finding of this id joins it
     if (const auto* p = pkg(e, "ctranslate2")) x.evidence.push_back(pkg_ev(*p));
     x.evidence.push_back(ev(std::string("ctranslate2 ") + (need == 8 ? "< 4.5" : ">= 4.5") +
                                 " loads cuDNN " + std::to_string(need),
@@ -738,7 +924,7 @@ void ctranslate2_cudnn(const Ctx& c, Findings& out) {
 // (loader_framework_cudnn_mix decides the others, on the real files).
 void pip_vs_system_cudnn(const Ctx& c, Findings& out) {
   for (const auto& e : c.f.python) {
-    if (loader_models_cudnn(c.f, e)) continue;
+    if (loader_resolves_cudnn(c.f, e)) continue;
     for (const auto& l : e.cuda_libs) {
       if (l.library != "cudnn" || l.version.empty()) continue;
       auto wv = Version::parse(l.version);
@@ -753,6 +939,7 @@ void pip_vs_system_cudnn(const Ctx& c, Findings& out) {
                                  "LD_LIBRARY_PATH puts cuDNN " + copy.library_version->str() +
                                      " (" + copy.dir + ") ahead of the cuDNN " + l.version +
                                      " wheel of " + env_name(e));
+        x.covers.push_back(e.prefix);  // a --deep finding of this id joins it
         x.evidence.push_back(ev("wheel " + l.package + " " + l.version + ": " + l.path, l.path));
         x.evidence.push_back(ev("system cuDNN " + copy.library_version->str() + " in " + copy.dir +
                                     ", on LD_LIBRARY_PATH",
@@ -771,24 +958,6 @@ void pip_vs_system_cudnn(const Ctx& c, Findings& out) {
       }
     }
   }
-}
-
-// ---- IDE vs shell -------------------------------------------------------------
-
-bool found_by(const PythonEnv& e, std::string_view prefix) {
-  for (const auto& v : e.found_via) {
-    if (starts_with(v, prefix)) return true;
-  }
-  return false;
-}
-
-// The GPU builds of an environment: "torch 2.11.0+cu130", ...
-std::vector<std::string> gpu_builds(const PythonEnv& e) {
-  std::vector<std::string> out;
-  for (const auto& f : e.frameworks) {
-    if (f.cuda_build.ok() && *f.cuda_build) out.push_back(f.package + " " + f.version);
-  }
-  return out;
 }
 
 void ide_vs_shell(const Ctx& c, Findings& out) {
@@ -867,8 +1036,6 @@ void ide_interpreter_stale(const Ctx& c, Findings& out) {
   }
 }
 
-// ---- Windows, TensorFlow libraries, ONNX Runtime libraries ------------------------
-
 void win_32bit_python(const Ctx& c, Findings& out) {
   if (c.os != Os::windows) return;
   for (const auto& e : c.f.python) {
@@ -906,38 +1073,6 @@ void win_tf_after_210(const Ctx& c, Findings& out) {
   }
 }
 
-// CUDA library majors this environment can load: its own wheels, system cuDNN copies
-// and toolkits.
-struct Available {
-  std::set<int> cudnn;
-  std::set<int> cudart;
-  std::vector<Evidence> evidence;
-};
-Available available_libs(const Ctx& c, const PythonEnv& e) {
-  Available a;
-  for (const auto& l : e.cuda_libs) {
-    if (l.library == "cudnn") a.cudnn.insert(l.major);
-    if (l.library == "cudart") a.cudart.insert(l.major);
-    if (l.library == "cudnn" || l.library == "cudart") {
-      a.evidence.push_back(
-          ev("wheel lib" + l.library + " major " + std::to_string(l.major), l.path));
-    }
-  }
-  for (const auto& copy : c.f.cudnn) {
-    if (!copy.python_site.empty() && copy.python_site.find(e.prefix) != 0) continue;
-    a.cudnn.insert(copy.major);
-    a.evidence.push_back(
-        ev("cuDNN " + std::to_string(copy.major) + " in " + copy.dir, copy.library));
-  }
-  for (const auto& t : c.f.toolkits) {
-    if (!t.version) continue;
-    a.cudart.insert(t.version->major());
-    a.evidence.push_back(
-        ev("CUDA toolkit " + t.version->str() + " at " + t.root, t.version.source));
-  }
-  return a;
-}
-
 void tf_gpu_libraries(const Ctx& c, Findings& out) {
   if (c.os != Os::linux || !gpu_present(c.f)) return;
   for (const auto& e : c.f.python) {
@@ -953,13 +1088,14 @@ void tf_gpu_libraries(const Ctx& c, Findings& out) {
     // Where the loader model resolved (or missed) TF's libcudnn.so.N, it decides: a miss is
     // libcudnn8-not-found, with the directories searched (one finding per cause).
     if (cudnn && !a.cudnn.contains(cudnn->major()) &&
-        !loader_decides_cudnn_found(c.f, e, "tensorflow"))
+        !loader_looks_for_libcudnn(c.f, e, "tensorflow"))
       missing.push_back("cuDNN " + std::to_string(cudnn->major()));
     if (missing.empty()) continue;
     Finding x =
         make_finding(FindingId::tf_cannot_dlopen_gpu_libraries, Severity::error,
                      "TensorFlow " + tf->version + " in " + env_name(e) + " will not find " +
                          join(missing, " and ") + ": it falls back to the CPU");
+    x.covers.push_back(e.prefix);  // a --deep finding of this id joins it
     x.evidence.push_back(
         ev("built for CUDA " + *tf->cuda + (tf->cudnn ? ", cuDNN " + *tf->cudnn : std::string()),
            tf->cuda.source));
@@ -971,82 +1107,6 @@ void tf_gpu_libraries(const Ctx& c, Findings& out) {
                          pip(e) + " install 'tensorflow[and-cuda]==" + base + "'", &c));
     out.push_back(std::move(x));
   }
-}
-
-// The provider library's own dependency list, resolved by the loader model: the exact
-// sonames (DLL names) that are missing, and the wheel copies the loader does not search.
-void ort_provider_needed(const Ctx& c, const PythonEnv& e, const PythonPackage& ort,
-                         const FrameworkFacts& f, Findings& out) {
-  std::vector<const NeededLibrary*> missing;
-  for (const auto& n : f.needed) {
-    if (n.resolved.empty()) missing.push_back(&n);
-  }
-  if (missing.empty()) return;
-  std::vector<std::string> names;
-  std::set<std::string> wheel_dirs;
-  bool all_in_wheels = true;
-  for (const auto* n : missing) {
-    names.push_back(n->name);
-    if (n->wheel_copy.empty()) {
-      all_in_wheels = false;
-    } else {
-      wheel_dirs.insert(path_dirname(n->wheel_copy));
-    }
-  }
-  const bool win = c.os == Os::windows;
-  Finding x = make_finding(
-      FindingId::ort_cuda_provider_load_failure, Severity::error,
-      "onnxruntime-gpu " + ort.version + " in " + env_name(e) +
-          ": the CUDA provider cannot load, " + join(names, ", ") +
-          (names.size() == 1 ? " is" : " are") + " not found" +
-          (all_in_wheels ? " on the loader path (only in pip wheel directories)" : ""));
-  x.evidence.push_back(pkg_ev(ort));
-  for (const auto& n : f.needed) {
-    if (!n.resolved.empty()) {
-      x.evidence.push_back(ev(f.gpu_library + " needs " + n.name + ": " + n.resolved, n.via));
-    } else if (!n.wheel_copy.empty()) {
-      x.evidence.push_back(
-          ev(f.gpu_library + " needs " + n.name +
-                 ": not on the loader path; a pip wheel copy is at " + n.wheel_copy,
-             win ? "PE imports of " + f.gpu_library : "DT_NEEDED of " + f.gpu_library));
-    } else {
-      x.evidence.push_back(
-          ev(f.gpu_library + " needs " + n.name + ": not found anywhere",
-             win ? "PE imports of " + f.gpu_library : "DT_NEEDED of " + f.gpu_library));
-    }
-  }
-  if (!wheel_dirs.empty()) {
-    std::vector<std::string> dirs(wheel_dirs.begin(), wheel_dirs.end());
-    x.fix.push_back(
-        step("let ONNX Runtime preload the NVIDIA wheels before creating the "
-             "session (onnxruntime >= 1.21), or import torch first",
-             env_name(e) + " -c \"import onnxruntime as ort; ort.preload_dlls(); "
-                           "print(ort.get_available_providers())\"",
-             &c));
-    x.fix.push_back(step("or put the wheel directories on the loader path",
-                         win ? "$env:PATH = \"" + join(dirs, ";") + ";$env:PATH\""
-                             : "export LD_LIBRARY_PATH=" + join(dirs, ":") + ":$LD_LIBRARY_PATH",
-                         &c));
-  }
-  if (!all_in_wheels) {
-    bool cudnn8 = false, cuda11 = false;
-    for (const auto* n : missing) {
-      cudnn8 |=
-          contains(n->name, "cudnn") && (ends_with(n->name, ".so.8") || contains(n->name, "64_8"));
-      cuda11 |= ends_with(n->name, ".so.11") || contains(n->name, "64_11");
-    }
-    if (cudnn8 || cuda11) {
-      x.fix.push_back(
-          step("this onnxruntime-gpu is built for CUDA 11 / cuDNN 8: install those, "
-               "or upgrade to onnxruntime-gpu >= 1.19 (CUDA 12, cuDNN 9)",
-               pip(e) + " install -U \"onnxruntime-gpu[cuda,cudnn]\"", &c));
-    } else {
-      x.fix.push_back(step("install the CUDA and cuDNN wheels it links against",
-                           pip(e) + " install \"onnxruntime-gpu[cuda,cudnn]==" + ort.version + "\"",
-                           &c));
-    }
-  }
-  out.push_back(std::move(x));
 }
 
 void ort_cuda_libraries(const Ctx& c, Findings& out) {
@@ -1072,6 +1132,7 @@ void ort_cuda_libraries(const Ctx& c, Findings& out) {
         make_finding(FindingId::ort_cuda_provider_load_failure, Severity::warning,
                      "onnxruntime-gpu " + ort->version + " in " + env_name(e) + " needs " +
                          join(missing, " and ") + ", not found: the CUDA provider will not load");
+    x.covers.push_back(e.prefix);  // a --deep finding of this id joins it
     x.evidence.push_back(pkg_ev(*ort));
     x.evidence.push_back(ev("onnxruntime-gpu " + std::string(new_ort ? ">= 1.19" : "< 1.19") +
                                 " (PyPI) is built for CUDA " + std::to_string(cuda) +
@@ -1092,50 +1153,6 @@ void ort_cuda_libraries(const Ctx& c, Findings& out) {
     out.push_back(std::move(x));
   }
 }
-
-// ---- --deep: what the frameworks said when imported ----------------------------
-
-struct Signature {
-  const char* text;  // lower case
-  FindingId id;
-};
-// Error-text signatures from the failure catalog -> finding id.
-const Signature kSignatures[] = {
-    // CUDA errors 802 and 804 as torch / CuPy word them (checked in rules/catalog_rules.cc).
-    {"system not yet initialized", FindingId::fabric_manager_missing_802},
-    {"forward compatibility was attempted on non supported hw",
-     FindingId::forward_compat_unsupported_804},
-    {"cudaerrorcompatnotsupportedondevice", FindingId::forward_compat_unsupported_804},
-    {"torch not compiled with cuda enabled", FindingId::torch_cpu_build_installed},
-    {"no kernel image is available", FindingId::no_kernel_image_new_gpu},
-    {"is not compatible with the current pytorch installation", FindingId::no_kernel_image_new_gpu},
-    {"the nvidia driver on your system is too old", FindingId::torch_driver_too_old},
-    {"cudnn version incompatibility", FindingId::torch_cudnn_runtime_older_than_build},
-    {"loaded runtime cudnn library", FindingId::jax_cudnn_version_mismatch},
-    {"__nvjitlink", FindingId::nvjitlink_older_than_cusparse},
-    {"libcudnn.so.8: cannot open", FindingId::libcudnn8_not_found},
-    {"could not find cuda drivers", FindingId::tf_could_not_find_cuda_drivers},
-    {"cudnn failed to initialize", FindingId::tf_cudnn_failed_to_initialize},
-    {"failed to get convolution algorithm", FindingId::tf_cudnn_failed_to_initialize},
-    {"could not find tensorrt", FindingId::tf_trt_not_found},
-    {"not built with cuda kernel binaries compatible", FindingId::tf_ptx_jit_new_arch},
-    {"libdevice not found", FindingId::xla_libdevice_ptxas_not_found},
-    {"can't find libdevice", FindingId::xla_libdevice_ptxas_not_found},
-    {"third-party dynamic library (cudnn", FindingId::win_paddle_third_party_dso},
-    {"undefined symbol: _zn3c10", FindingId::prebuilt_extension_abi_mismatch},
-    {"glibc_2.", FindingId::glibc_too_old_for_wheel},
-    {"undefined symbol", FindingId::pip_cudnn_vs_system_cudnn_symbols},
-    {"libcudnn_ops_infer.so.8", FindingId::ctranslate2_cudnn8_vs_9},
-    {"could not load dynamic library", FindingId::tf_cannot_dlopen_gpu_libraries},
-    {"cannot dlopen some gpu libraries", FindingId::tf_cannot_dlopen_gpu_libraries},
-    {"a cuda-enabled jaxlib is not installed", FindingId::jax_cpu_only_jaxlib},
-    {"unable to load cusparse", FindingId::jax_ld_library_path_overrides_wheels},
-    {"cannot open shared object file", FindingId::python_gpu_library_not_loadable},
-    {"[winerror 126]", FindingId::win_torch_dll_dependency_126},
-    {"failed to create cudaexecutionprovider", FindingId::ort_cuda_provider_load_failure},
-    {"installed cpu version paddlepaddle", FindingId::paddle_cpu_package_installed},
-    {"cannot load cudnn shared library", FindingId::paddle_cannot_load_cudnn},
-};
 
 void deep_results(const Ctx& c, Findings& out) {
   for (const auto& e : c.f.python) {
@@ -1162,10 +1179,8 @@ void deep_results(const Ctx& c, Findings& out) {
           break;
         }
       }
-      // The file-based rules already explain a CPU build: do not report it twice.
-      bool dup = false;
-      for (const auto& o : out) dup |= o.id == finding_name(id) && contains(o.title, env_name(e));
-      if (dup) continue;
+      // About the environment: where a file-based check reports the same id for it, the
+      // resolver merges the two (this one's evidence joins that finding).
       // A CPU-only package (onnxruntime, not onnxruntime-gpu) has no GPU by design.
       bool cpu_package = false;
       std::string package = f.name;
@@ -1193,7 +1208,8 @@ void deep_results(const Ctx& c, Findings& out) {
       Finding x = make_finding(id, Severity::error,
                                f.name + " in " + env_name(e) +
                                    (f.imported ? " cannot use the GPU" : " fails to import") +
-                                   (text.empty() ? std::string() : ": " + text.substr(0, 200)));
+                                   (text.empty() ? std::string() : ": " + text.substr(0, 200)),
+                               e.prefix);
       x.layer = "python";
       x.evidence.push_back(
           ev(f.name + " " + f.version + (f.imported ? " imported" : " import failed") +
@@ -1220,45 +1236,148 @@ void deep_results(const Ctx& c, Findings& out) {
   }
 }
 
-}  // namespace
+// This file's entries of the check table (rules/check_table.cc).
+const Check torch_cpu_build_entry{"torch_cpu_build",
+                                  "a CPU-only torch build",
+                                  torch_cpu_build,
+                                  {FindingId::torch_cpu_build_installed},
+                                  fact_area::driver | fact_area::gpus | fact_area::python};
+const Check torch_companions_mixed_entry{"torch_companions_mixed",
+                                         "torch and its companions from different indexes",
+                                         torch_companions_mixed,
+                                         {FindingId::pip_replaced_cuda_torch_with_pypi_build},
+                                         fact_area::driver | fact_area::python};
+const Check torch_driver_too_old_entry{"torch_driver_too_old",
+                                       "the driver against the torch wheel's CUDA",
+                                       torch_driver_too_old,
+                                       {FindingId::torch_driver_too_old},
+                                       fact_area::driver | fact_area::python};
+const Check torch_gpu_arch_entry{
+    "torch_gpu_arch",
+    "the GPU against the torch wheel's architectures",
+    torch_gpu_arch,
+    {FindingId::gpu_too_old_for_wheel, FindingId::no_kernel_image_new_gpu},
+    fact_area::gpus | fact_area::python};
+const Check python_version_unsupported_entry{"python_version_unsupported",
+                                             "the Python version against the framework's wheels",
+                                             python_version_unsupported,
+                                             {FindingId::python_version_unsupported_by_framework},
+                                             fact_area::python};
+const Check tf_gpu_package_entry{"tf_gpu_package",
+                                 "the removed tensorflow-gpu package",
+                                 tf_gpu_package,
+                                 {FindingId::tensorflow_gpu_package_removed},
+                                 fact_area::python};
+const Check jax_cpu_only_entry{"jax_cpu_only",
+                               "a CPU-only jaxlib",
+                               jax_cpu_only,
+                               {FindingId::jax_cpu_only_jaxlib},
+                               fact_area::driver | fact_area::gpus | fact_area::python};
+const Check jax_ld_library_path_entry{
+    "jax_ld_library_path",
+    "LD_LIBRARY_PATH over JAX's CUDA wheels",
+    jax_ld_library_path,
+    {FindingId::jax_ld_library_path_overrides_wheels},
+    fact_area::cudnn | fact_area::env | fact_area::python | fact_area::toolkits};
+const Check paddle_cpu_entry{"paddle_cpu",
+                             "the CPU paddlepaddle package",
+                             paddle_cpu,
+                             {FindingId::paddle_cpu_package_installed},
+                             fact_area::driver | fact_area::gpus | fact_area::python};
+const Check ort_both_entry{"ort_both",
+                           "onnxruntime and onnxruntime-gpu together",
+                           ort_both,
+                           {FindingId::ort_cpu_and_gpu_packages_coexist},
+                           fact_area::python};
+const Check cupy_multiple_entry{"cupy_multiple",
+                                "several CuPy packages",
+                                cupy_multiple,
+                                {FindingId::cupy_multiple_packages},
+                                fact_area::driver | fact_area::python};
+const Check cupy_major_entry{
+    "cupy_major",
+    "CuPy's CUDA major against the driver",
+    cupy_major,
+    {FindingId::cupy_cuda_major_mismatch},
+    fact_area::driver | fact_area::gpus | fact_area::python | fact_area::toolkits};
+const Check ctranslate2_cudnn_entry{
+    "ctranslate2_cudnn",
+    "ctranslate2's cuDNN major",
+    ctranslate2_cudnn,
+    {FindingId::ctranslate2_cudnn8_vs_9},
+    fact_area::cudnn | fact_area::driver | fact_area::gpus | fact_area::loader | fact_area::python};
+const Check pip_vs_system_cudnn_entry{
+    "pip_vs_system_cudnn",
+    "a system cuDNN on LD_LIBRARY_PATH against the wheel's (metadata)",
+    pip_vs_system_cudnn,
+    {FindingId::pip_cudnn_vs_system_cudnn_symbols},
+    fact_area::cudnn | fact_area::loader | fact_area::python};
+const Check ide_vs_shell_entry{"ide_vs_shell",
+                               "the IDE's interpreter against the shell's",
+                               ide_vs_shell,
+                               {FindingId::ide_interpreter_differs_from_shell},
+                               fact_area::python};
+const Check ide_interpreter_stale_entry{"ide_interpreter_stale",
+                                        "an IDE interpreter that no longer exists",
+                                        ide_interpreter_stale,
+                                        {FindingId::ide_interpreter_stale},
+                                        fact_area::python};
+const Check win_32bit_python_entry{"win_32bit_python",
+                                   "a 32-bit Python on Windows",
+                                   win_32bit_python,
+                                   {FindingId::win_32bit_python_no_torch},
+                                   fact_area::python};
+const Check win_tf_after_210_entry{"win_tf_after_210",
+                                   "TensorFlow > 2.10 on native Windows",
+                                   win_tf_after_210,
+                                   {FindingId::win_tf_gpu_after_2_10},
+                                   fact_area::driver | fact_area::gpus | fact_area::python};
+const Check tf_gpu_libraries_entry{"tf_gpu_libraries",
+                                   "the CUDA libraries TensorFlow dlopens",
+                                   tf_gpu_libraries,
+                                   {FindingId::tf_cannot_dlopen_gpu_libraries},
+                                   fact_area::cudnn | fact_area::driver | fact_area::gpus |
+                                       fact_area::loader | fact_area::python | fact_area::toolkits};
+const Check ort_cuda_libraries_entry{"ort_cuda_libraries",
+                                     "the CUDA libraries ONNX Runtime's CUDA provider needs",
+                                     ort_cuda_libraries,
+                                     {FindingId::ort_cuda_provider_load_failure},
+                                     fact_area::cudnn | fact_area::driver | fact_area::gpus |
+                                         fact_area::python | fact_area::toolkits |
+                                         fact_area::windows};
+const Check deep_results_entry{"deep_results",
+                               "what importing each framework showed (--deep)",
+                               deep_results,
+                               {FindingId::ctranslate2_cudnn8_vs_9,
+                                FindingId::fabric_manager_missing_802,
+                                FindingId::forward_compat_unsupported_804,
+                                FindingId::glibc_too_old_for_wheel,
+                                FindingId::jax_cpu_only_jaxlib,
+                                FindingId::jax_cudnn_version_mismatch,
+                                FindingId::jax_ld_library_path_overrides_wheels,
+                                FindingId::libcudnn8_not_found,
+                                FindingId::no_kernel_image_new_gpu,
+                                FindingId::nvjitlink_older_than_cusparse,
+                                FindingId::ort_cuda_provider_load_failure,
+                                FindingId::paddle_cannot_load_cudnn,
+                                FindingId::paddle_cpu_package_installed,
+                                FindingId::pip_cudnn_vs_system_cudnn_symbols,
+                                FindingId::prebuilt_extension_abi_mismatch,
+                                FindingId::python_deep_probe_failed,
+                                FindingId::python_framework_gpu_unavailable,
+                                FindingId::python_gpu_library_not_loadable,
+                                FindingId::tf_cannot_dlopen_gpu_libraries,
+                                FindingId::tf_could_not_find_cuda_drivers,
+                                FindingId::tf_cudnn_failed_to_initialize,
+                                FindingId::tf_ptx_jit_new_arch,
+                                FindingId::tf_trt_not_found,
+                                FindingId::torch_cpu_build_installed,
+                                FindingId::torch_cudnn_runtime_older_than_build,
+                                FindingId::torch_driver_too_old,
+                                FindingId::win_paddle_third_party_dso,
+                                FindingId::win_torch_dll_dependency_126,
+                                FindingId::xla_libdevice_ptxas_not_found},
+                               fact_area::driver | fact_area::gpus | fact_area::python};
 
-const std::vector<Rule>& python_rules() {
-  static const std::vector<Rule> table = [] {
-    std::vector<Rule> t = {
-        {FindingId::torch_cpu_build_installed, torch_cpu_build},
-        {FindingId::pip_replaced_cuda_torch_with_pypi_build, torch_companions_mixed},
-        {FindingId::torch_driver_too_old, torch_driver_too_old},
-        {FindingId::no_kernel_image_new_gpu, torch_gpu_arch},
-        {FindingId::gpu_too_old_for_wheel, nullptr},
-        {FindingId::python_version_unsupported_by_framework, python_version_unsupported},
-        {FindingId::tensorflow_gpu_package_removed, tf_gpu_package},
-        {FindingId::jax_cpu_only_jaxlib, jax_cpu_only},
-        {FindingId::jax_ld_library_path_overrides_wheels, jax_ld_library_path},
-        {FindingId::paddle_cpu_package_installed, paddle_cpu},
-        {FindingId::ort_cpu_and_gpu_packages_coexist, ort_both},
-        {FindingId::cupy_multiple_packages, cupy_multiple},
-        {FindingId::cupy_cuda_major_mismatch, cupy_major},
-        {FindingId::ctranslate2_cudnn8_vs_9, ctranslate2_cudnn},
-        {FindingId::pip_cudnn_vs_system_cudnn_symbols,
-         [](const Ctx& c, Findings& out) {
-           loader_framework_cudnn_mix(c, out);  // rules/loader_framework_rules.cc
-           pip_vs_system_cudnn(c, out);
-           loader_preload_cudnn(c, out);  // LD_PRELOAD cuDNN (rules/loader_rules.cc)
-         }},
-        {FindingId::ide_interpreter_differs_from_shell, ide_vs_shell},
-        {FindingId::ide_interpreter_stale, ide_interpreter_stale},
-        {FindingId::win_32bit_python_no_torch, win_32bit_python},
-        {FindingId::win_tf_gpu_after_2_10, win_tf_after_210},
-        {FindingId::tf_cannot_dlopen_gpu_libraries, tf_gpu_libraries},
-        {FindingId::ort_cuda_provider_load_failure, ort_cuda_libraries},
-        {FindingId::python_framework_gpu_unavailable, deep_results},
-        {FindingId::python_gpu_library_not_loadable, nullptr},
-        {FindingId::python_deep_probe_failed, nullptr},
-    };
-    for (const auto& r : python_rules2()) t.push_back(r);
-    return t;
-  }();
-  return table;
-}
-
+}  // namespace checks
 }  // namespace dlenv

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "rules/loader_coverage.h"
 #include "rules/python_common.h"
 #include "util/strings.h"
 
@@ -92,6 +93,112 @@ std::string lib_dir_of(const std::string& path) {
 }
 
 // ---- paddle: the cuDNN it opens by name ---------------------------------------------
+
+// ---- the NVIDIA wheels torch and JAX pin ----------------------------------------------
+
+// Which finding an older cuDNN is for a framework distribution.
+FindingId older_cudnn_id(std::string_view dist) {
+  return starts_with(dist, "jax") ? FindingId::jax_cudnn_version_mismatch
+                                  : FindingId::torch_cudnn_runtime_older_than_build;
+}
+
+// ---- cuSPARSE and nvJitLink ------------------------------------------------------------
+
+// ---- conda ------------------------------------------------------------------------------
+
+const CondaPackage* conda_pkg(const PythonEnv& e, std::string_view name) {
+  for (const auto& p : e.conda) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+Evidence conda_ev(const CondaPackage& p) {
+  return ev("conda package " + p.name + " " + p.version + " (build " + p.build + ")", p.source);
+}
+
+// The CUDA the environment's conda packages provide: cudatoolkit (old), cuda-version
+// (conda-forge and nvidia channels), cuda-cudart.
+std::optional<std::pair<Version, const CondaPackage*>> conda_cuda(const PythonEnv& e) {
+  for (const char* n : {"cudatoolkit", "cuda-version", "cuda-cudart", "cuda-runtime"}) {
+    if (const auto* p = conda_pkg(e, n)) {
+      if (auto v = Version::parse(p->version)) return std::make_pair(*v, p);
+    }
+  }
+  return std::nullopt;
+}
+
+// ---- building extensions: nvcc vs torch.version.cuda -----------------------------------
+
+// ---- extensions built for another torch --------------------------------------------------
+
+// "torch2.6" (flash-attn wheel names), "pt25" / "pt2.5" (PyG, detectron2 local labels).
+std::optional<Version> torch_tag(std::string_view s) {
+  for (const char* key : {"torch", "pt"}) {
+    for (size_t p = s.find(key); p != std::string_view::npos; p = s.find(key, p + 1)) {
+      std::string_view rest = s.substr(p + std::string_view(key).size());
+      if (rest.empty() || !std::isdigit(static_cast<unsigned char>(rest[0]))) continue;
+      if (rest.size() > 1 && rest[1] == '.') {
+        if (auto v = Version::parse(rest)) return v->truncated(2);
+        continue;
+      }
+      // "pt25" -> 2.5, "pt210" -> 2.10
+      size_t n = 0;
+      while (n < rest.size() && std::isdigit(static_cast<unsigned char>(rest[n]))) ++n;
+      if (n < 2) continue;
+      auto minor = parse_int(rest.substr(1, n - 1));
+      if (minor) return Version{rest[0] - '0', static_cast<int>(*minor)};
+    }
+  }
+  return std::nullopt;
+}
+
+// ---- wheel tags: glibc and CPython ---------------------------------------------------------
+
+// The glibc a platform tag needs: manylinux_2_28_x86_64 -> 2.28, manylinux2014 -> 2.17.
+std::optional<Version> manylinux_glibc(std::string_view platform) {
+  if (starts_with(platform, "manylinux1")) return Version{2, 5};
+  if (starts_with(platform, "manylinux2010")) return Version{2, 12};
+  if (starts_with(platform, "manylinux2014")) return Version{2, 17};
+  if (!starts_with(platform, "manylinux_")) return std::nullopt;
+  auto parts = split(platform.substr(10), '_');
+  if (parts.size() < 2) return std::nullopt;
+  auto a = parse_int(parts[0]);
+  auto b = parse_int(parts[1]);
+  if (!a || !b) return std::nullopt;
+  return Version{static_cast<int>(*a), static_cast<int>(*b)};
+}
+
+// ---- TensorFlow: driver library, cuDNN, TensorRT, architectures ------------------------------
+
+const FrameworkFacts* tf_cuda(const PythonEnv& e) {
+  const auto* t = fw(e, "tensorflow");
+  return t && t->cuda_build.ok() && *t->cuda_build ? t : nullptr;
+}
+
+// "sm_90" / "compute_80" / "sm_90a" -> 9.0 / 8.0.
+std::optional<Version> arch_version(std::string_view a) {
+  auto u = a.find('_');
+  if (u == std::string_view::npos) return std::nullopt;
+  std::string digits;
+  for (char ch : a.substr(u + 1)) {
+    if (!std::isdigit(static_cast<unsigned char>(ch))) break;
+    digits += ch;
+  }
+  if (digits.size() < 2) return std::nullopt;
+  auto n = parse_int(digits);
+  if (!n) return std::nullopt;
+  return Version{static_cast<int>(*n / 10), static_cast<int>(*n % 10)};
+}
+
+// ---- XLA: libdevice and ptxas ----------------------------------------------------------------
+
+}  // namespace
+
+}  // namespace dlenv::pyrules
+
+namespace dlenv::checks {
+
+using namespace pyrules;
 
 // Linux only: the Windows variant (cudnn64_N.dll on PATH) is win-paddle-third-party-dso in
 // windows_rules.cc.
@@ -181,14 +288,6 @@ void paddle_cudnn(const Ctx& c, Findings& out) {
   }
 }
 
-// ---- the NVIDIA wheels torch and JAX pin ----------------------------------------------
-
-// Which finding an older cuDNN is for a framework distribution.
-FindingId older_cudnn_id(std::string_view dist) {
-  return starts_with(dist, "jax") ? FindingId::jax_cudnn_version_mismatch
-                                  : FindingId::torch_cudnn_runtime_older_than_build;
-}
-
 void wheel_pins(const Ctx& c, Findings& out) {
   if (c.os != Os::linux) return;
   for (const auto& e : c.f.python) {
@@ -210,12 +309,13 @@ void wheel_pins(const Ctx& c, Findings& out) {
         if (!hv) continue;
         if (hv->major() != lo->major()) {
           // The loader model decides where it resolved the framework's cuDNN itself.
-          if (loader_decides_cudnn_found(c.f, e, torch ? "torch" : "jax")) continue;
+          if (loader_looks_for_libcudnn(c.f, e, torch ? "torch" : "jax")) continue;
           Finding x =
               make_finding(FindingId::libcudnn8_not_found, Severity::error,
                            owner.name + " " + owner.version + " in " + env_name(e) + " needs " +
                                so + ", but " + have->name + " " + have->version + " provides " +
                                "libcudnn.so." + std::to_string(hv->major()));
+          x.covers.push_back(e.prefix);  // a --deep finding of this id joins it
           x.evidence.push_back(pkg_ev(owner));
           x.evidence.push_back(ev("Requires-Dist: " + r->text, owner.source));
           x.evidence.push_back(pkg_ev(*have));
@@ -254,7 +354,7 @@ void wheel_pins(const Ctx& c, Findings& out) {
         // The wheel is right; a system cuDNN of the same major on LD_LIBRARY_PATH comes first.
         // Where the loader model resolved this environment's cuDNN, it decides that case
         // (pip-cudnn-vs-system-cudnn-symbols names every file): one finding per cause.
-        if (loader_models_cudnn(c.f, e)) continue;
+        if (loader_resolves_cudnn(c.f, e)) continue;
         for (const auto& copy : c.f.cudnn) {
           if (!copy.python_site.empty() || copy.major != lo->major() ||
               !in_ld_library_path(c.f, copy.dir) || !copy.library_version ||
@@ -300,6 +400,7 @@ void torch_deep_cudnn(const Ctx& c, Findings& out) {
       Finding x = make_finding(FindingId::torch_cudnn_runtime_older_than_build, Severity::error,
                                "torch in " + env_name(e) + " loaded cuDNN " + runtime.str() +
                                    " but was compiled against cuDNN " + compiled->str());
+      x.covers.push_back(e.prefix);  // a --deep finding of this id joins it
       x.evidence.push_back(ev("torch.backends.cudnn.version() = " + d.cudnn +
                                   ", torch._C._cudnn.getCompileVersion() = " + d.cudnn_compiled,
                               e.deep->status.source));
@@ -343,8 +444,6 @@ void torch_deep_cudnn(const Ctx& c, Findings& out) {
   }
 }
 
-// ---- cuSPARSE and nvJitLink ------------------------------------------------------------
-
 void nvjitlink_cusparse(const Ctx& c, Findings& out) {
   if (c.os != Os::linux) return;
   for (const auto& e : c.f.python) {
@@ -364,6 +463,7 @@ void nvjitlink_cusparse(const Ctx& c, Findings& out) {
                 " needs: undefined symbol "
                 "__nvJitLink*_" +
                 std::to_string(need->major()) + "_" + std::to_string(need->minor()));
+        x.covers.push_back(e.prefix);  // a --deep finding of this id joins it
         x.evidence.push_back(ev("libcusparse imports __nvJitLink*_" +
                                     std::to_string(need->major()) + "_" +
                                     std::to_string(need->minor()),
@@ -385,6 +485,7 @@ void nvjitlink_cusparse(const Ctx& c, Findings& out) {
                          "LD_LIBRARY_PATH puts CUDA " + t.version->str() + "'s libnvJitLink.so." +
                              std::to_string(need->major()) + " ahead of the wheels; " + sp.package +
                              " in " + env_name(e) + " needs nvJitLink " + need->str());
+        x.covers.push_back(e.prefix);  // a --deep finding of this id joins it
         x.evidence.push_back(ev("libcusparse imports __nvJitLink*_" +
                                     std::to_string(need->major()) + "_" +
                                     std::to_string(need->minor()),
@@ -400,18 +501,6 @@ void nvjitlink_cusparse(const Ctx& c, Findings& out) {
       }
     }
   }
-}
-
-// ---- conda ------------------------------------------------------------------------------
-
-const CondaPackage* conda_pkg(const PythonEnv& e, std::string_view name) {
-  for (const auto& p : e.conda) {
-    if (p.name == name) return &p;
-  }
-  return nullptr;
-}
-Evidence conda_ev(const CondaPackage& p) {
-  return ev("conda package " + p.name + " " + p.version + " (build " + p.build + ")", p.source);
 }
 
 // pytorch (pytorch channel: py3.11_cpu_0 / py3.11_cuda12.1_cudnn8.9.2_0; conda-forge:
@@ -449,17 +538,6 @@ void conda_cpu_pytorch(const Ctx& c, Findings& out) {
                          &c));
     out.push_back(std::move(x));
   }
-}
-
-// The CUDA the environment's conda packages provide: cudatoolkit (old), cuda-version
-// (conda-forge and nvidia channels), cuda-cudart.
-std::optional<std::pair<Version, const CondaPackage*>> conda_cuda(const PythonEnv& e) {
-  for (const char* n : {"cudatoolkit", "cuda-version", "cuda-cudart", "cuda-runtime"}) {
-    if (const auto* p = conda_pkg(e, n)) {
-      if (auto v = Version::parse(p->version)) return std::make_pair(*v, p);
-    }
-  }
-  return std::nullopt;
 }
 
 void conda_vs_system(const Ctx& c, Findings& out) {
@@ -572,8 +650,6 @@ void conda_virtual_cuda(const Ctx& c, Findings& out) {
   }
 }
 
-// ---- building extensions: nvcc vs torch.version.cuda -----------------------------------
-
 void toolkit_vs_torch(const Ctx& c, Findings& out) {
   // torch.utils.cpp_extension: CUDA_HOME/CUDA_PATH, else nvcc on PATH, else /usr/local/cuda.
   const ToolkitFacts* pick = nullptr;
@@ -630,29 +706,6 @@ void toolkit_vs_torch(const Ctx& c, Findings& out) {
   }
 }
 
-// ---- extensions built for another torch --------------------------------------------------
-
-// "torch2.6" (flash-attn wheel names), "pt25" / "pt2.5" (PyG, detectron2 local labels).
-std::optional<Version> torch_tag(std::string_view s) {
-  for (const char* key : {"torch", "pt"}) {
-    for (size_t p = s.find(key); p != std::string_view::npos; p = s.find(key, p + 1)) {
-      std::string_view rest = s.substr(p + std::string_view(key).size());
-      if (rest.empty() || !std::isdigit(static_cast<unsigned char>(rest[0]))) continue;
-      if (rest.size() > 1 && rest[1] == '.') {
-        if (auto v = Version::parse(rest)) return v->truncated(2);
-        continue;
-      }
-      // "pt25" -> 2.5, "pt210" -> 2.10
-      size_t n = 0;
-      while (n < rest.size() && std::isdigit(static_cast<unsigned char>(rest[n]))) ++n;
-      if (n < 2) continue;
-      auto minor = parse_int(rest.substr(1, n - 1));
-      if (minor) return Version{rest[0] - '0', static_cast<int>(*minor)};
-    }
-  }
-  return std::nullopt;
-}
-
 void extension_abi(const Ctx& c, Findings& out) {
   for (const auto& e : c.f.python) {
     const auto* torch = pkg(e, "torch");
@@ -692,6 +745,7 @@ void extension_abi(const Ctx& c, Findings& out) {
           FindingId::prebuilt_extension_abi_mismatch, Severity::error,
           p.name + " " + p.version + " in " + env_name(e) + " " + why + ", but torch " +
               torch->version + " is installed: its compiled modules fail with 'undefined symbol'");
+      x.covers.push_back(e.prefix);  // a --deep finding of this id joins it
       x.evidence.push_back(pkg_ev(p));
       x.evidence.push_back(ev(why, source));
       x.evidence.push_back(pkg_ev(*torch));
@@ -703,22 +757,6 @@ void extension_abi(const Ctx& c, Findings& out) {
       out.push_back(std::move(x));
     }
   }
-}
-
-// ---- wheel tags: glibc and CPython ---------------------------------------------------------
-
-// The glibc a platform tag needs: manylinux_2_28_x86_64 -> 2.28, manylinux2014 -> 2.17.
-std::optional<Version> manylinux_glibc(std::string_view platform) {
-  if (starts_with(platform, "manylinux1")) return Version{2, 5};
-  if (starts_with(platform, "manylinux2010")) return Version{2, 12};
-  if (starts_with(platform, "manylinux2014")) return Version{2, 17};
-  if (!starts_with(platform, "manylinux_")) return std::nullopt;
-  auto parts = split(platform.substr(10), '_');
-  if (parts.size() < 2) return std::nullopt;
-  auto a = parse_int(parts[0]);
-  auto b = parse_int(parts[1]);
-  if (!a || !b) return std::nullopt;
-  return Version{static_cast<int>(*a), static_cast<int>(*b)};
 }
 
 void wheel_tags(const Ctx& c, Findings& out) {
@@ -748,6 +786,7 @@ void wheel_tags(const Ctx& c, Findings& out) {
         Finding x = make_finding(FindingId::glibc_too_old_for_wheel, Severity::error,
                                  p.name + " " + p.version + " in " + env_name(e) + " needs glibc " +
                                      need->str() + ", but this system has glibc " + glibc->str());
+        x.covers.push_back(e.prefix);  // a --deep finding of this id joins it
         x.evidence.push_back(ev("wheel tags: " + join(p.wheel_tags, ", "), p.wheel_source));
         x.evidence.push_back(ev("glibc " + glibc->str(), c.f.host.glibc.source));
         x.fix.push_back(
@@ -773,13 +812,6 @@ void wheel_tags(const Ctx& c, Findings& out) {
   }
 }
 
-// ---- TensorFlow: driver library, cuDNN, TensorRT, architectures ------------------------------
-
-const FrameworkFacts* tf_cuda(const PythonEnv& e) {
-  const auto* t = fw(e, "tensorflow");
-  return t && t->cuda_build.ok() && *t->cuda_build ? t : nullptr;
-}
-
 void tf_cuda_drivers(const Ctx& c, Findings& out) {
   if (c.os != Os::linux || !gpu_present(c.f)) return;
   if (!c.f.driver.libcuda_files.empty() || c.f.driver.libcuda_library.ok()) return;
@@ -790,6 +822,7 @@ void tf_cuda_drivers(const Ctx& c, Findings& out) {
                              "TensorFlow " + tf->version + " in " + env_name(e) +
                                  " will print 'Could not find cuda drivers on your machine': no "
                                  "libcuda.so.1 is on the loader path");
+    x.covers.push_back(e.prefix);  // a --deep finding of this id joins it
     x.evidence.push_back(ev("CUDA build (CUDA " + (tf->cuda ? *tf->cuda : std::string("?")) + ")",
                             tf->cuda_build.source));
     x.evidence.push_back(ev("no libcuda.so* found by the loader configuration",
@@ -831,6 +864,7 @@ void tf_cudnn_minor(const Ctx& c, Findings& out) {
                          built->str() + ", but the newest cuDNN " + std::to_string(built->major()) +
                          " here is " + best->str() +
                          ": cuDNN fails to initialize ('Failed to get convolution algorithm')");
+    x.covers.push_back(e.prefix);  // a --deep finding of this id joins it
     x.evidence.push_back(ev("built with cuDNN " + *tf->cudnn, tf->cudnn.source));
     x.evidence.push_back(ev("cuDNN " + best->str(), where));
     x.fix.push_back(
@@ -866,27 +900,13 @@ void tf_tensorrt(const Ctx& c, Findings& out) {
                                  "provides libnvinfer.so." +
                                  std::to_string(*majors.rbegin()) +
                                  ": 'TF-TRT Warning: Could not find TensorRT'");
+    x.covers.push_back(e.prefix);  // a --deep finding of this id joins it
     x.evidence.push_back(ev("is_tensorrt_build = True", tf->tensorrt_build.source));
     x.evidence.push_back(ev("libnvinfer.so." + std::to_string(*majors.rbegin()), where));
     x.fix.push_back(step("harmless unless you use TF-TRT; for TF-TRT install TensorRT 8",
                          pip(e) + " install \"tensorrt==8.6.1\"", &c));
     out.push_back(std::move(x));
   }
-}
-
-// "sm_90" / "compute_80" / "sm_90a" -> 9.0 / 8.0.
-std::optional<Version> arch_version(std::string_view a) {
-  auto u = a.find('_');
-  if (u == std::string_view::npos) return std::nullopt;
-  std::string digits;
-  for (char ch : a.substr(u + 1)) {
-    if (!std::isdigit(static_cast<unsigned char>(ch))) break;
-    digits += ch;
-  }
-  if (digits.size() < 2) return std::nullopt;
-  auto n = parse_int(digits);
-  if (!n) return std::nullopt;
-  return Version{static_cast<int>(*n / 10), static_cast<int>(*n % 10)};
 }
 
 void tf_archs(const Ctx& c, Findings& out) {
@@ -917,6 +937,7 @@ void tf_archs(const Ctx& c, Findings& out) {
                              "TensorFlow " + tf->version + " in " + env_name(e) +
                                  " has no kernels and no usable PTX for the " + gpu +
                                  " (compute capability " + cc.str() + ")");
+      x.covers.push_back(e.prefix);  // a --deep finding of this id joins it
       x.evidence.push_back(
           ev("cuda_compute_capabilities: " + join(tf->cuda_archs, ", "), tf->cuda_build.source));
       x.evidence.push_back(ev(gpu + ": compute capability " + cc.str(), g.source));
@@ -928,8 +949,6 @@ void tf_archs(const Ctx& c, Findings& out) {
     }
   }
 }
-
-// ---- XLA: libdevice and ptxas ----------------------------------------------------------------
 
 void xla_cuda_files(const Ctx& c, Findings& out) {
   for (const auto& e : c.f.python) {
@@ -950,6 +969,7 @@ void xla_cuda_files(const Ctx& c, Findings& out) {
                                "XLA_FLAGS points XLA at " + flagged->dir +
                                    ", which has no nvvm/libdevice/libdevice.10.bc (" + who +
                                    " in " + env_name(e) + ")");
+      x.covers.push_back(e.prefix);  // a --deep finding of this id joins it
       x.evidence.push_back(
           ev("--xla_gpu_cuda_data_dir=" + flagged->dir, c.f.env.source + " (XLA_FLAGS)"));
       for (const auto& d : e.xla_dirs) {
@@ -973,6 +993,7 @@ void xla_cuda_files(const Ctx& c, Findings& out) {
         make_finding(FindingId::xla_libdevice_ptxas_not_found, Severity::warning,
                      who + " in " + env_name(e) + ": XLA will not find " + join(missing, " or ") +
                          " (no CUDA toolkit, conda cuda-nvcc or nvidia-cuda-nvcc wheel has it)");
+    x.covers.push_back(e.prefix);  // a --deep finding of this id joins it
     for (const auto& d : e.xla_dirs) {
       x.evidence.push_back(ev(d.dir + ": libdevice " + (d.libdevice ? "yes" : "no") + ", ptxas " +
                                   (d.ptxas ? "yes" : "no"),
@@ -995,32 +1016,87 @@ void xla_cuda_files(const Ctx& c, Findings& out) {
   }
 }
 
-}  // namespace
+// This file's entries of the check table (rules/check_table.cc).
+const Check paddle_cudnn_entry{
+    "paddle_cudnn",
+    "the cuDNN paddle's build loads",
+    paddle_cudnn,
+    {FindingId::paddle_cannot_load_cudnn},
+    fact_area::cudnn | fact_area::driver | fact_area::gpus | fact_area::python};
+const Check wheel_pins_entry{
+    "wheel_pins",
+    "NVIDIA wheels against the versions a framework pins",
+    wheel_pins,
+    {FindingId::jax_cudnn_version_mismatch, FindingId::libcudnn8_not_found,
+     FindingId::torch_cudnn_runtime_older_than_build},
+    fact_area::cudnn | fact_area::env | fact_area::loader | fact_area::python};
+const Check torch_deep_cudnn_entry{"torch_deep_cudnn",
+                                   "torch's runtime cuDNN against its build's (--deep)",
+                                   torch_deep_cudnn,
+                                   {FindingId::torch_cudnn_runtime_older_than_build},
+                                   fact_area::python | fact_area::windows};
+const Check nvjitlink_cusparse_entry{"nvjitlink_cusparse",
+                                     "nvJitLink older than cuSPARSE",
+                                     nvjitlink_cusparse,
+                                     {FindingId::nvjitlink_older_than_cusparse},
+                                     fact_area::env | fact_area::python | fact_area::toolkits};
+const Check conda_cpu_pytorch_entry{"conda_cpu_pytorch",
+                                    "a CPU pytorch picked by the conda solver",
+                                    conda_cpu_pytorch,
+                                    {FindingId::conda_solver_picked_cpu_pytorch},
+                                    fact_area::driver | fact_area::gpus | fact_area::python};
+const Check conda_vs_system_entry{
+    "conda_vs_system",
+    "conda's cudatoolkit against the system CUDA",
+    conda_vs_system,
+    {FindingId::conda_cudatoolkit_vs_system_cuda},
+    fact_area::driver | fact_area::env | fact_area::python | fact_area::toolkits};
+const Check conda_virtual_cuda_entry{
+    "conda_virtual_cuda",
+    "conda's __cuda virtual package",
+    conda_virtual_cuda,
+    {FindingId::conda_cuda_virtual_package_missing},
+    fact_area::driver | fact_area::env | fact_area::gpus | fact_area::python};
+const Check toolkit_vs_torch_entry{"toolkit_vs_torch",
+                                   "the toolkit against torch's CUDA (extension builds)",
+                                   toolkit_vs_torch,
+                                   {FindingId::toolkit_vs_torch_cuda_mismatch},
+                                   fact_area::python | fact_area::toolkits};
+const Check extension_abi_entry{"extension_abi",
+                                "prebuilt extensions against torch's ABI",
+                                extension_abi,
+                                {FindingId::prebuilt_extension_abi_mismatch},
+                                fact_area::python};
+const Check wheel_tags_entry{
+    "wheel_tags",
+    "a wheel's glibc tag against the system glibc",
+    wheel_tags,
+    {FindingId::glibc_too_old_for_wheel, FindingId::python_version_unsupported_by_framework},
+    fact_area::host | fact_area::python};
+const Check tf_cuda_drivers_entry{"tf_cuda_drivers",
+                                  "TensorFlow without a driver",
+                                  tf_cuda_drivers,
+                                  {FindingId::tf_could_not_find_cuda_drivers},
+                                  fact_area::driver | fact_area::gpus | fact_area::python};
+const Check tf_cudnn_minor_entry{"tf_cudnn_minor",
+                                 "TensorFlow's cuDNN minor",
+                                 tf_cudnn_minor,
+                                 {FindingId::tf_cudnn_failed_to_initialize},
+                                 fact_area::cudnn | fact_area::python};
+const Check tf_tensorrt_entry{"tf_tensorrt",
+                              "TensorFlow's TensorRT",
+                              tf_tensorrt,
+                              {FindingId::tf_trt_not_found},
+                              fact_area::python};
+const Check tf_archs_entry{"tf_archs",
+                           "the GPU against TensorFlow's kernels",
+                           tf_archs,
+                           {FindingId::no_kernel_image_new_gpu, FindingId::tf_ptx_jit_new_arch},
+                           fact_area::gpus | fact_area::python};
+const Check xla_cuda_files_entry{"xla_cuda_files",
+                                 "libdevice and ptxas for XLA",
+                                 xla_cuda_files,
+                                 {FindingId::xla_libdevice_ptxas_not_found},
+                                 fact_area::env | fact_area::python};
 
-const std::vector<Rule>& python_rules2() {
-  static const std::vector<Rule> table = {
-      {FindingId::paddle_cannot_load_cudnn, paddle_cudnn},
-      {FindingId::libcudnn8_not_found,
-       [](const Ctx& c, Findings& out) {
-         loader_cudnn_not_found(c, out);  // rules/loader_framework_rules.cc
-         wheel_pins(c, out);
-       }},
-      {FindingId::torch_cudnn_runtime_older_than_build, torch_deep_cudnn},
-      {FindingId::jax_cudnn_version_mismatch, nullptr},
-      {FindingId::nvjitlink_older_than_cusparse, nvjitlink_cusparse},
-      {FindingId::conda_solver_picked_cpu_pytorch, conda_cpu_pytorch},
-      {FindingId::conda_cudatoolkit_vs_system_cuda, conda_vs_system},
-      {FindingId::conda_cuda_virtual_package_missing, conda_virtual_cuda},
-      {FindingId::toolkit_vs_torch_cuda_mismatch, toolkit_vs_torch},
-      {FindingId::prebuilt_extension_abi_mismatch, extension_abi},
-      {FindingId::glibc_too_old_for_wheel, wheel_tags},
-      {FindingId::tf_could_not_find_cuda_drivers, tf_cuda_drivers},
-      {FindingId::tf_cudnn_failed_to_initialize, tf_cudnn_minor},
-      {FindingId::tf_trt_not_found, tf_tensorrt},
-      {FindingId::tf_ptx_jit_new_arch, tf_archs},
-      {FindingId::xla_libdevice_ptxas_not_found, xla_cuda_files},
-  };
-  return table;
-}
-
-}  // namespace dlenv::pyrules
+}  // namespace dlenv::checks

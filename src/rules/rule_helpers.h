@@ -1,13 +1,14 @@
-// Small helpers shared by the rule files of this layer (rules.cc, system_rules.cc,
-// catalog_rules.cc): building findings, evidence and POSIX-shell fix steps, and a few
-// questions about the facts that several rules ask. Internal to the rules layer.
+// Small helpers shared by the check files of this layer: building findings, evidence and
+// POSIX-shell fix steps, and a few questions about the facts that several rules ask. Internal to
+// the rules layer.
 #pragma once
 
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "rules/rules.h"
+#include "rules/checks.h"
+#include "util/strings.h"
 
 namespace dlenv::rule_helpers {
 
@@ -34,6 +35,19 @@ inline std::string shell_quote(const std::string& word) {
   std::string out = "'";
   for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
+}
+
+// A directory or file as a finding's subject (Finding::subject): normalised, without a
+// trailing '/', so that two checks naming one directory name the same subject.
+inline std::string path_subject(std::string_view path) {
+  std::string s = path_normalize(path);
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+// A version fact as text: "unknown" when it is not known.
+inline std::string vstr(const Fact<Version>& v) {
+  return v ? v->str() : "unknown";
 }
 
 // dlenv runs inside a container (Docker, Podman, Kubernetes...).

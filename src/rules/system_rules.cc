@@ -51,6 +51,119 @@ std::optional<DriverCuda> driver_cuda(const Ctx& c) {
 
 // ---- WSL (section G) ---------------------------------------------------------
 
+// ---- containers (section F) --------------------------------------------------
+
+// One NVIDIA_REQUIRE_* condition: comma-separated constraints, all must hold.
+// Conditions (space separated) are alternatives.
+struct ConditionResult {
+  enum { yes, no, unknown } state = yes;
+  std::string text;
+  std::optional<Version> cuda_needed;
+};
+
+ConditionResult eval_condition(const std::string& cond, const DriverCuda& dc) {
+  ConditionResult r;
+  r.text = cond;
+  for (const auto& raw : split(cond, ',')) {
+    std::string t(trim(raw));
+    if (t.empty()) continue;
+    static const char* const kOps[] = {">=", "<=", "=", ">", "<"};
+    std::string key, op, value;
+    for (const char* o : kOps) {
+      size_t p = t.find(o);
+      if (p == std::string::npos || p == 0) continue;
+      key = to_lower(trim(std::string_view(t).substr(0, p)));
+      op = o;
+      value = std::string(trim(std::string_view(t).substr(p + op.size())));
+      break;
+    }
+    if (key == "cuda" || key == "driver") {
+      auto want = Version::parse(value);
+      if (!want) {
+        r.state = ConditionResult::unknown;
+        continue;
+      }
+      Version have = key == "cuda" ? dc.cuda : dc.driver;
+      if (key == "driver" && dc.driver.empty()) {
+        r.state = ConditionResult::unknown;
+        continue;
+      }
+      if (key == "cuda" && (op == ">=" || op == ">")) r.cuda_needed = *want;
+      size_t n = std::max(want->parts().size(), size_t{2});
+      Version h = have.truncated(n);
+      bool ok = op == ">="   ? !(h < *want)
+                : op == "<=" ? !(*want < h)
+                : op == ">"  ? *want < h
+                : op == "<"  ? h < *want
+                             : h == *want;
+      if (!ok) r.state = ConditionResult::no;
+    } else {
+      // brand=, arch=: not known from files; the condition may hold.
+      if (r.state == ConditionResult::yes) r.state = ConditionResult::unknown;
+    }
+  }
+  return r;
+}
+
+// ---- kernel (section B) ------------------------------------------------------
+
+// ---- host compiler (E4) ------------------------------------------------------
+
+// ---- cuDNN builds vs this GPU and driver (C6, C8) ----------------------------
+
+// The KB rows of a cuDNN release built for `cuda_major`.
+std::vector<CudnnBuild> builds_for(const Ctx& c, const CudnnCopy& k) {
+  std::vector<CudnnBuild> out;
+  const Fact<Version>& v = k.live_version ? k.live_version : k.library_version;
+  if (!v || !k.cuda_major) return out;
+  for (const auto& b : c.kb.cudnn_builds(*v)) {
+    if (b.cuda_min.major() <= *k.cuda_major && *k.cuda_major <= b.cuda_max.major()) {
+      out.push_back(b);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+namespace checks {
+
+using namespace rule_helpers;
+
+// Live probes whose child crashed, hung or answered garbage, and libraries the pre-check
+// refused (probe/live_isolation.h): the broken file when one is found, else the crash.
+void live_probe_failures(const Ctx& c, Findings& out) {
+  for (const auto& x : c.f.live_failures) {
+    const std::string text = describe_live_failure(x);
+    const std::string source = x.probe == kLdLibraryPathCheck
+                                   ? "ELF check of the NVIDIA libraries on LD_LIBRARY_PATH"
+                               : x.failure.empty() ? "ELF/PE pre-check before loading"
+                                                   : "live " + x.probe + " probe process";
+    if (!x.file_problem.empty()) {
+      const std::string& file = x.problem_path.empty() ? x.library : x.problem_path;
+      Finding f = make_finding(
+          FindingId::library_file_corrupt, Severity::error,
+          file +
+              " is truncated, corrupt or not a library: loading it fails or crashes the process");
+      f.evidence.push_back(ev(text, source));
+      f.fix.push_back(
+          step("reinstall the package (or copy again the file) it came from; see which "
+               "package owns it",
+               "dpkg -S " + shell_quote(file) + " || rpm -qf " + shell_quote(file)));
+      f.fix.push_back(step("compare its size with the original, then replace it",
+                           "ls -l " + shell_quote(file)));
+      out.push_back(std::move(f));
+      continue;
+    }
+    Finding f = make_finding(FindingId::live_probe_crashed, Severity::warning,
+                             "Loading " + x.library + " " + x.failure);
+    f.evidence.push_back(ev(text, source));
+    f.fix.push_back(step("load it alone to see the failure (dlenv loads it in a child process)",
+                         "dlenv load " + shell_quote(x.path.empty() ? x.library : x.path)));
+    out.push_back(std::move(f));
+  }
+}
+
 void wsl1(const Ctx& c, Findings& out) {
   const auto& w = c.f.system.wsl;
   if (w.version != 1) return;
@@ -61,24 +174,6 @@ void wsl1(const Ctx& c, Findings& out) {
   x.evidence.push_back(ev("/dev/dxg is absent", "/dev/dxg"));
   x.fix.push_back(step("convert the distribution to WSL2 (in Windows PowerShell), then restart it",
                        "wsl --set-version <distro> 2"));
-  out.push_back(std::move(x));
-}
-
-void wsl_no_windows_driver(const Ctx& c, Findings& out) {
-  const auto& w = c.f.system.wsl;
-  if (w.version != 2 || !w.libcuda.empty() || !w.linux_driver_files.empty()) return;
-  Finding x =
-      make_finding(FindingId::wsl_no_windows_gpu_driver, Severity::warning,
-                   "WSL2 without GPU support: the Windows NVIDIA driver provides no libcuda here");
-  x.evidence.push_back(
-      ev(w.lib_dir ? "/usr/lib/wsl/lib has no libcuda.so*" : "/usr/lib/wsl/lib does not exist",
-         "/usr/lib/wsl/lib"));
-  x.evidence.push_back(ev(w.dxg ? "/dev/dxg exists" : "/dev/dxg is absent", "/dev/dxg"));
-  x.fix.push_back(step(
-      "install (or update) the NVIDIA driver on Windows: its WSL part appears in /usr/lib/wsl/lib; "
-      "do not install a Linux driver inside WSL"));
-  x.fix.push_back(
-      step("after updating the Windows driver, restart WSL (in PowerShell)", "wsl --shutdown"));
   out.push_back(std::move(x));
 }
 
@@ -220,58 +315,22 @@ void wsl_blocked(const Ctx& c, Findings& out) {
   out.push_back(std::move(x));
 }
 
-// ---- containers (section F) --------------------------------------------------
-
-// One NVIDIA_REQUIRE_* condition: comma-separated constraints, all must hold.
-// Conditions (space separated) are alternatives.
-struct ConditionResult {
-  enum { yes, no, unknown } state = yes;
-  std::string text;
-  std::optional<Version> cuda_needed;
-};
-
-ConditionResult eval_condition(const std::string& cond, const DriverCuda& dc) {
-  ConditionResult r;
-  r.text = cond;
-  for (const auto& raw : split(cond, ',')) {
-    std::string t(trim(raw));
-    if (t.empty()) continue;
-    static const char* const kOps[] = {">=", "<=", "=", ">", "<"};
-    std::string key, op, value;
-    for (const char* o : kOps) {
-      size_t p = t.find(o);
-      if (p == std::string::npos || p == 0) continue;
-      key = to_lower(trim(std::string_view(t).substr(0, p)));
-      op = o;
-      value = std::string(trim(std::string_view(t).substr(p + op.size())));
-      break;
-    }
-    if (key == "cuda" || key == "driver") {
-      auto want = Version::parse(value);
-      if (!want) {
-        r.state = ConditionResult::unknown;
-        continue;
-      }
-      Version have = key == "cuda" ? dc.cuda : dc.driver;
-      if (key == "driver" && dc.driver.empty()) {
-        r.state = ConditionResult::unknown;
-        continue;
-      }
-      if (key == "cuda" && (op == ">=" || op == ">")) r.cuda_needed = *want;
-      size_t n = std::max(want->parts().size(), size_t{2});
-      Version h = have.truncated(n);
-      bool ok = op == ">="   ? !(h < *want)
-                : op == "<=" ? !(*want < h)
-                : op == ">"  ? *want < h
-                : op == "<"  ? h < *want
-                             : h == *want;
-      if (!ok) r.state = ConditionResult::no;
-    } else {
-      // brand=, arch=: not known from files; the condition may hold.
-      if (r.state == ConditionResult::yes) r.state = ConditionResult::unknown;
-    }
-  }
-  return r;
+void wsl_no_windows_driver(const Ctx& c, Findings& out) {
+  const auto& w = c.f.system.wsl;
+  if (w.version != 2 || !w.libcuda.empty() || !w.linux_driver_files.empty()) return;
+  Finding x =
+      make_finding(FindingId::wsl_no_windows_gpu_driver, Severity::warning,
+                   "WSL2 without GPU support: the Windows NVIDIA driver provides no libcuda here");
+  x.evidence.push_back(
+      ev(w.lib_dir ? "/usr/lib/wsl/lib has no libcuda.so*" : "/usr/lib/wsl/lib does not exist",
+         "/usr/lib/wsl/lib"));
+  x.evidence.push_back(ev(w.dxg ? "/dev/dxg exists" : "/dev/dxg is absent", "/dev/dxg"));
+  x.fix.push_back(step(
+      "install (or update) the NVIDIA driver on Windows: its WSL part appears in /usr/lib/wsl/lib; "
+      "do not install a Linux driver inside WSL"));
+  x.fix.push_back(
+      step("after updating the Windows driver, restart WSL (in PowerShell)", "wsl --shutdown"));
+  out.push_back(std::move(x));
 }
 
 void image_needs_newer_driver(const Ctx& c, Findings& out) {
@@ -507,8 +566,6 @@ void toolkit_cannot_find_nvml(const Ctx& c, Findings& out) {
   out.push_back(std::move(x));
 }
 
-// ---- kernel (section B) ------------------------------------------------------
-
 void secure_boot(const Ctx& c, Findings& out) {
   const auto& k = c.f.system.kernel;
   const auto& d = c.f.driver;
@@ -589,8 +646,6 @@ void xid79(const Ctx& c, Findings& out) {
   out.push_back(std::move(x));
 }
 
-// ---- host compiler (E4) ------------------------------------------------------
-
 void host_compiler(const Ctx& c, Findings& out) {
   const auto& h = c.f.system.host_compiler;
   if (!h.gcc_major) return;
@@ -623,21 +678,6 @@ void host_compiler(const Ctx& c, Findings& out) {
         step("or install a newer CUDA toolkit that supports GCC " + std::to_string(*h.gcc_major)));
     out.push_back(std::move(x));
   }
-}
-
-// ---- cuDNN builds vs this GPU and driver (C6, C8) ----------------------------
-
-// The KB rows of a cuDNN release built for `cuda_major`.
-std::vector<CudnnBuild> builds_for(const Ctx& c, const CudnnCopy& k) {
-  std::vector<CudnnBuild> out;
-  const Fact<Version>& v = k.live_version ? k.live_version : k.library_version;
-  if (!v || !k.cuda_major) return out;
-  for (const auto& b : c.kb.cudnn_builds(*v)) {
-    if (b.cuda_min.major() <= *k.cuda_major && *k.cuda_major <= b.cuda_max.major()) {
-      out.push_back(b);
-    }
-  }
-  return out;
 }
 
 void cudnn_old_cuda_new_gpu(const Ctx& c, Findings& out) {
@@ -722,64 +762,90 @@ void cudnn_not_initialized(const Ctx& c, Findings& out) {
   }
 }
 
-// Live probes whose child crashed, hung or answered garbage, and libraries the pre-check
-// refused (probe/live_isolation.h): the broken file when one is found, else the crash.
-void live_probe_failures(const Ctx& c, Findings& out) {
-  for (const auto& x : c.f.live_failures) {
-    const std::string text = describe_live_failure(x);
-    const std::string source = x.probe == kLdLibraryPathCheck
-                                   ? "ELF check of the NVIDIA libraries on LD_LIBRARY_PATH"
-                               : x.failure.empty() ? "ELF/PE pre-check before loading"
-                                                   : "live " + x.probe + " probe process";
-    if (!x.file_problem.empty()) {
-      const std::string& file = x.problem_path.empty() ? x.library : x.problem_path;
-      Finding f = make_finding(
-          FindingId::library_file_corrupt, Severity::error,
-          file +
-              " is truncated, corrupt or not a library: loading it fails or crashes the process");
-      f.evidence.push_back(ev(text, source));
-      f.fix.push_back(
-          step("reinstall the package (or copy again the file) it came from; see which "
-               "package owns it",
-               "dpkg -S " + shell_quote(file) + " || rpm -qf " + shell_quote(file)));
-      f.fix.push_back(step("compare its size with the original, then replace it",
-                           "ls -l " + shell_quote(file)));
-      out.push_back(std::move(f));
-      continue;
-    }
-    Finding f = make_finding(FindingId::live_probe_crashed, Severity::warning,
-                             "Loading " + x.library + " " + x.failure);
-    f.evidence.push_back(ev(text, source));
-    f.fix.push_back(step("load it alone to see the failure (dlenv loads it in a child process)",
-                         "dlenv load " + shell_quote(x.path.empty() ? x.library : x.path)));
-    out.push_back(std::move(f));
-  }
-}
+// This file's entries of the check table (rules/check_table.cc).
+const Check live_probe_failures_entry{
+    "live_probe_failures",
+    "live probes that failed in their child",
+    live_probe_failures,
+    {FindingId::library_file_corrupt, FindingId::live_probe_crashed},
+    fact_area::live_failures};
+const Check wsl1_entry{"wsl1", "WSL 1", wsl1, {FindingId::wsl1_has_no_gpu}, fact_area::system};
+const Check wsl_linux_driver_entry{"wsl_linux_driver",
+                                   "a Linux driver installed inside WSL 2",
+                                   wsl_linux_driver,
+                                   {FindingId::wsl_linux_driver_installed_inside},
+                                   fact_area::driver | fact_area::system};
+const Check wsl_unversioned_entry{
+    "wsl_unversioned",
+    "WSL's unversioned libcuda.so",
+    wsl_unversioned,
+    {FindingId::wsl_unversioned_libcuda_not_found},
+    fact_area::cudnn | fact_area::env | fact_area::python | fact_area::system};
+const Check wsl_not_symlink_entry{"wsl_not_symlink",
+                                  "WSL's libcuda copies that are not links",
+                                  wsl_not_symlink,
+                                  {FindingId::wsl_libcuda_not_symlink_warning},
+                                  fact_area::system};
+const Check wsl_blocked_entry{"wsl_blocked",
+                              "GPU access blocked in WSL 2",
+                              wsl_blocked,
+                              {FindingId::wsl_gpu_access_blocked},
+                              fact_area::driver | fact_area::system};
+const Check wsl_no_windows_driver_entry{"wsl_no_windows_driver",
+                                        "WSL 2 without the Windows GPU driver",
+                                        wsl_no_windows_driver,
+                                        {FindingId::wsl_no_windows_gpu_driver},
+                                        fact_area::system};
+const Check image_needs_newer_driver_entry{"image_needs_newer_driver",
+                                           "a container image's CUDA against the host driver",
+                                           image_needs_newer_driver,
+                                           {FindingId::container_image_needs_newer_driver},
+                                           fact_area::driver | fact_area::env | fact_area::system};
+const Check shm_small_entry{"shm_small",
+                            "a container's /dev/shm",
+                            shm_small,
+                            {FindingId::container_shm_too_small},
+                            fact_area::host | fact_area::python | fact_area::system};
+const Check loses_gpu_entry{"loses_gpu",
+                            "containers losing the GPU after a daemon reload",
+                            loses_gpu,
+                            {FindingId::container_loses_gpu_after_daemon_reload},
+                            fact_area::driver | fact_area::host | fact_area::system};
+const Check docker_no_gpu_runtime_entry{"docker_no_gpu_runtime",
+                                        "Docker without the NVIDIA runtime",
+                                        docker_no_gpu_runtime,
+                                        {FindingId::docker_no_gpu_runtime},
+                                        fact_area::system};
+const Check toolkit_cannot_find_nvml_entry{"toolkit_cannot_find_nvml",
+                                           "the container toolkit without NVML",
+                                           toolkit_cannot_find_nvml,
+                                           {FindingId::container_toolkit_cannot_find_nvml},
+                                           fact_area::driver | fact_area::system};
+const Check secure_boot_entry{"secure_boot",
+                              "Secure Boot against an unsigned module",
+                              secure_boot,
+                              {FindingId::secure_boot_blocks_unsigned_module},
+                              fact_area::driver | fact_area::system};
+const Check xid79_entry{"xid79",
+                        "Xid 79 (GPU fallen off the bus)",
+                        xid79,
+                        {FindingId::gpu_fallen_off_bus_xid79},
+                        fact_area::system};
+const Check host_compiler_entry{"host_compiler",
+                                "the host compiler against nvcc",
+                                host_compiler,
+                                {FindingId::nvcc_unsupported_host_compiler},
+                                fact_area::system | fact_area::toolkits};
+const Check cudnn_old_cuda_new_gpu_entry{"cudnn_old_cuda_new_gpu",
+                                         "a cuDNN build for an older CUDA on a new GPU",
+                                         cudnn_old_cuda_new_gpu,
+                                         {FindingId::cudnn_execution_failed_old_cuda_on_new_gpu},
+                                         fact_area::cudnn | fact_area::gpus};
+const Check cudnn_not_initialized_entry{"cudnn_not_initialized",
+                                        "CUDNN_STATUS_NOT_INITIALIZED causes",
+                                        cudnn_not_initialized,
+                                        {FindingId::cudnn_status_not_initialized},
+                                        fact_area::cudnn | fact_area::driver};
 
-}  // namespace
-
-const std::vector<Rule>& system_rules() {
-  static const std::vector<Rule> table = {
-      {FindingId::library_file_corrupt, live_probe_failures},
-      {FindingId::live_probe_crashed, nullptr},
-      {FindingId::wsl1_has_no_gpu, wsl1},
-      {FindingId::wsl_linux_driver_installed_inside, wsl_linux_driver},
-      {FindingId::wsl_unversioned_libcuda_not_found, wsl_unversioned},
-      {FindingId::wsl_libcuda_not_symlink_warning, wsl_not_symlink},
-      {FindingId::wsl_gpu_access_blocked, wsl_blocked},
-      {FindingId::wsl_no_windows_gpu_driver, wsl_no_windows_driver},
-      {FindingId::container_image_needs_newer_driver, image_needs_newer_driver},
-      {FindingId::container_shm_too_small, shm_small},
-      {FindingId::container_loses_gpu_after_daemon_reload, loses_gpu},
-      {FindingId::docker_no_gpu_runtime, docker_no_gpu_runtime},
-      {FindingId::container_toolkit_cannot_find_nvml, toolkit_cannot_find_nvml},
-      {FindingId::secure_boot_blocks_unsigned_module, secure_boot},
-      {FindingId::gpu_fallen_off_bus_xid79, xid79},
-      {FindingId::nvcc_unsupported_host_compiler, host_compiler},
-      {FindingId::cudnn_execution_failed_old_cuda_on_new_gpu, cudnn_old_cuda_new_gpu},
-      {FindingId::cudnn_status_not_initialized, cudnn_not_initialized},
-  };
-  return table;
-}
-
+}  // namespace checks
 }  // namespace dlenv
