@@ -14,6 +14,8 @@ set(table "")
 set(seen "")
 set(supersessions "")
 set(supersession_count 0)
+set(signatures "")
+set(signature_count 0)
 foreach(i RANGE ${last})
   string(JSON id GET "${doc}" findings ${i} id)
   string(JSON severity GET "${doc}" findings ${i} severity)
@@ -40,6 +42,24 @@ foreach(i RANGE ${last})
         string(APPEND supersessions "    {FindingId::${name}, FindingId::${other_name}},\n")
         math(EXPR supersession_count "${supersession_count} + 1")
         list(APPEND superseded_ids "${other}")
+      endforeach()
+    endif()
+  endif()
+  string(JSON sig ERROR_VARIABLE no_sig GET "${doc}" findings ${i} signatures)
+  if(NOT no_sig)
+    string(JSON n LENGTH "${doc}" findings ${i} signatures)
+    if(n GREATER 0)
+      math(EXPR n_last "${n} - 1")
+      foreach(j RANGE ${n_last})
+        string(JSON text GET "${doc}" findings ${i} signatures ${j})
+        string(TOLOWER "${text}" lower)
+        if(NOT lower STREQUAL text OR text STREQUAL "")
+          message(FATAL_ERROR "${KB}: findings[${i}].signatures[${j}] \"${text}\" is not a non-empty lower-case text")
+        endif()
+        string(REPLACE "\\" "\\\\" text "${text}")
+        string(REPLACE "\"" "\\\"" text "${text}")
+        string(APPEND signatures "    {\"${text}\", FindingId::${name}},\n")
+        math(EXPR signature_count "${signature_count} + 1")
       endforeach()
     endif()
   endif()
@@ -105,6 +125,15 @@ struct Supersession {
 };
 inline constexpr std::array<Supersession, ${supersession_count}> kSupersessions = {{
 ${supersessions}}};
+
+// A lower-case piece of an error text that names a failure (a finding's `signatures`): in a
+// text several may be found; the longest one names it (ties: the catalog's order).
+struct ErrorSignature {
+  std::string_view text;
+  FindingId id;
+};
+inline constexpr std::array<ErrorSignature, ${signature_count}> kErrorSignatures = {{
+${signatures}}};
 
 }  // namespace dlenv
 ")

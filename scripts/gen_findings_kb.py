@@ -233,13 +233,13 @@ def build(entries):
 
 
 # Fields the project adds to a catalog entry (kept when the catalog is refreshed).
-PROJECT_FIELDS = ("severity", "layer", "plan_framework", "supersedes")
+PROJECT_FIELDS = ("severity", "layer", "plan_framework", "supersedes", "signatures")
 
 DESCRIPTION = (
     "The catalog of every finding dlenv reports, one entry per failure mode: the entries with a "
     "catalog_key are the failure catalog's (failures.md, refreshed by scripts/gen_findings_kb.py), "
     "those without are dlenv's own checks (written here). severity is the highest a check reports, "
-    "layer where it is shown, plan_framework the framework whose build `dlenv plan` chooses to fix it, supersedes the ids a finding of this id makes redundant for the same subject (the resolver drops them: one finding per cause); cmake/gen_finding_catalog.cmake makes the FindingId enum of "
+    "layer where it is shown, plan_framework the framework whose build `dlenv plan` chooses to fix it, supersedes the ids a finding of this id makes redundant for the same subject (the resolver drops them: one finding per cause), signatures lower-case pieces of an error text that name this failure (the longest one found in a text wins; dlenv doctor --deep matches a framework's import error with them); cmake/gen_finding_catalog.cmake makes the FindingId enum of "
     "kb/finding_catalog.h from this file, so a check can name no id this file lacks. error_text "
     "holds verbatim error signatures; title is ours.")
 

@@ -1,22 +1,8 @@
 #include "rules/check_table.h"
 
+#include <algorithm>
+
 namespace dlenv {
-
-namespace {
-
-// The ids `dlenv verify` reports from real work on the GPU (gpu/verify*.cc): listed so that
-// `dlenv explain` and docs/findings.md know them.
-const Check verify_entry{
-    "dlenv verify",
-    "results of real work on the GPU (reported by the gpu layer)",
-    nullptr,
-    {FindingId::verify_wrong_result, FindingId::verify_ecc_errors, FindingId::verify_cuda_error,
-     FindingId::verify_out_of_memory, FindingId::verify_cublas_not_loadable,
-     FindingId::verify_cudnn_not_loadable, FindingId::verify_cudnn_error,
-     FindingId::verify_crashed},
-    0};
-
-}  // namespace
 
 const std::vector<Check>& check_table() {
   static const std::vector<Check> table = {
@@ -79,7 +65,6 @@ const std::vector<Check>& check_table() {
       checks::tf_tensorrt_entry,
       checks::tf_archs_entry,
       checks::xla_cuda_files_entry,
-      verify_entry,
       checks::live_probe_failures_entry,
       checks::wsl1_entry,
       checks::wsl_linux_driver_entry,
@@ -121,6 +106,30 @@ const std::vector<Check>& check_table() {
       checks::deep_results_entry,
   };
   return table;
+}
+
+bool check_may_report(const Check& check, std::string_view id) {
+  for (FindingId e : check.emits) {
+    if (finding_name(e) == id) return true;
+  }
+  if (check.reports_signature_ids) {
+    for (const ErrorSignature& s : kErrorSignatures) {
+      if (finding_name(s.id) == id) return true;
+    }
+  }
+  return false;
+}
+
+std::vector<FindingId> ids_reported_by(const Check& check) {
+  std::vector<FindingId> ids = check.emits;
+  if (check.reports_signature_ids) {
+    for (const ErrorSignature& s : kErrorSignatures) ids.push_back(s.id);
+  }
+  std::vector<FindingId> once;
+  for (FindingId id : ids) {
+    if (std::find(once.begin(), once.end(), id) == once.end()) once.push_back(id);
+  }
+  return once;
 }
 
 std::vector<CheckOutput> run_checks(const Facts& facts, const Kb& kb, Os os) {

@@ -45,7 +45,14 @@ struct Check {
   CheckFn run;                   // nullptr: reported by `dlenv verify` (the gpu layer)
   std::vector<FindingId> emits;  // every id it may report
   unsigned reads = 0;            // fact_area bits
+  // It may also report any id an error signature of the catalog names (kErrorSignatures).
+  bool reports_signature_ids = false;
 };
+
+// Whether `check` may report `id` (its emits, or a signature's id when it reports those).
+bool check_may_report(const Check& check, std::string_view id);
+// Every id `check` may report, each once.
+std::vector<FindingId> ids_reported_by(const Check& check);
 
 namespace checks {
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "kb/error_signature.h"
 #include "rules/checks.h"
 #include "rules/loader_coverage.h"
 #include "rules/python_common.h"
@@ -389,48 +390,6 @@ void ort_provider_needed(const Ctx& c, const PythonEnv& e, const PythonPackage& 
 }
 
 // ---- --deep: what the frameworks said when imported ----------------------------
-
-struct Signature {
-  const char* text;  // lower case
-  FindingId id;
-};
-// Error-text signatures from the failure catalog -> finding id.
-const Signature kSignatures[] = {
-    // CUDA errors 802 and 804 as torch / CuPy word them (checked in rules/catalog_rules.cc).
-    {"system not yet initialized", FindingId::fabric_manager_missing_802},
-    {"forward compatibility was attempted on non supported hw",
-     FindingId::forward_compat_unsupported_804},
-    {"cudaerrorcompatnotsupportedondevice", FindingId::forward_compat_unsupported_804},
-    {"torch not compiled with cuda enabled", FindingId::torch_cpu_build_installed},
-    {"no kernel image is available", FindingId::no_kernel_image_new_gpu},
-    {"is not compatible with the current pytorch installation", FindingId::no_kernel_image_new_gpu},
-    {"the nvidia driver on your system is too old", FindingId::torch_driver_too_old},
-    {"cudnn version incompatibility", FindingId::torch_cudnn_runtime_older_than_build},
-    {"loaded runtime cudnn library", FindingId::jax_cudnn_version_mismatch},
-    {"__nvjitlink", FindingId::nvjitlink_older_than_cusparse},
-    {"libcudnn.so.8: cannot open", FindingId::libcudnn8_not_found},
-    {"could not find cuda drivers", FindingId::tf_could_not_find_cuda_drivers},
-    {"cudnn failed to initialize", FindingId::tf_cudnn_failed_to_initialize},
-    {"failed to get convolution algorithm", FindingId::tf_cudnn_failed_to_initialize},
-    {"could not find tensorrt", FindingId::tf_trt_not_found},
-    {"not built with cuda kernel binaries compatible", FindingId::tf_ptx_jit_new_arch},
-    {"libdevice not found", FindingId::xla_libdevice_ptxas_not_found},
-    {"can't find libdevice", FindingId::xla_libdevice_ptxas_not_found},
-    {"third-party dynamic library (cudnn", FindingId::win_paddle_third_party_dso},
-    {"undefined symbol: _zn3c10", FindingId::prebuilt_extension_abi_mismatch},
-    {"glibc_2.", FindingId::glibc_too_old_for_wheel},
-    {"undefined symbol", FindingId::pip_cudnn_vs_system_cudnn_symbols},
-    {"libcudnn_ops_infer.so.8", FindingId::ctranslate2_cudnn8_vs_9},
-    {"could not load dynamic library", FindingId::tf_cannot_dlopen_gpu_libraries},
-    {"cannot dlopen some gpu libraries", FindingId::tf_cannot_dlopen_gpu_libraries},
-    {"a cuda-enabled jaxlib is not installed", FindingId::jax_cpu_only_jaxlib},
-    {"unable to load cusparse", FindingId::jax_ld_library_path_overrides_wheels},
-    {"cannot open shared object file", FindingId::python_gpu_library_not_loadable},
-    {"[winerror 126]", FindingId::win_torch_dll_dependency_126},
-    {"failed to create cudaexecutionprovider", FindingId::ort_cuda_provider_load_failure},
-    {"installed cpu version paddlepaddle", FindingId::paddle_cpu_package_installed},
-    {"cannot load cudnn shared library", FindingId::paddle_cannot_load_cudnn},
-};
 
 }  // namespace
 
@@ -1171,14 +1130,9 @@ void deep_results(const Ctx& c, Findings& out) {
                          (!f.gpu_op.empty() && f.gpu_op != "ok");
       if (!unavailable || (!gpu_present(c.f) && f.imported)) continue;
       std::string text = f.error.empty() ? f.gpu_op : f.error;
-      std::string low = to_lower(text);
-      FindingId id = FindingId::python_framework_gpu_unavailable;
-      for (const auto& sig : kSignatures) {
-        if (!low.empty() && contains(low, sig.text)) {
-          id = sig.id;
-          break;
-        }
-      }
+      // The catalog's error signatures name the failure (kb/findings.json `signatures`).
+      const ErrorSignature* sig = longest_error_signature(text);
+      const FindingId id = sig ? sig->id : FindingId::python_framework_gpu_unavailable;
       // About the environment: where a file-based check reports the same id for it, the
       // resolver merges the two (this one's evidence joins that finding).
       // A CPU-only package (onnxruntime, not onnxruntime-gpu) has no GPU by design.
@@ -1345,39 +1299,13 @@ const Check ort_cuda_libraries_entry{"ort_cuda_libraries",
                                      fact_area::cudnn | fact_area::driver | fact_area::gpus |
                                          fact_area::python | fact_area::toolkits |
                                          fact_area::windows};
-const Check deep_results_entry{"deep_results",
-                               "what importing each framework showed (--deep)",
-                               deep_results,
-                               {FindingId::ctranslate2_cudnn8_vs_9,
-                                FindingId::fabric_manager_missing_802,
-                                FindingId::forward_compat_unsupported_804,
-                                FindingId::glibc_too_old_for_wheel,
-                                FindingId::jax_cpu_only_jaxlib,
-                                FindingId::jax_cudnn_version_mismatch,
-                                FindingId::jax_ld_library_path_overrides_wheels,
-                                FindingId::libcudnn8_not_found,
-                                FindingId::no_kernel_image_new_gpu,
-                                FindingId::nvjitlink_older_than_cusparse,
-                                FindingId::ort_cuda_provider_load_failure,
-                                FindingId::paddle_cannot_load_cudnn,
-                                FindingId::paddle_cpu_package_installed,
-                                FindingId::pip_cudnn_vs_system_cudnn_symbols,
-                                FindingId::prebuilt_extension_abi_mismatch,
-                                FindingId::python_deep_probe_failed,
-                                FindingId::python_framework_gpu_unavailable,
-                                FindingId::python_gpu_library_not_loadable,
-                                FindingId::tf_cannot_dlopen_gpu_libraries,
-                                FindingId::tf_could_not_find_cuda_drivers,
-                                FindingId::tf_cudnn_failed_to_initialize,
-                                FindingId::tf_ptx_jit_new_arch,
-                                FindingId::tf_trt_not_found,
-                                FindingId::torch_cpu_build_installed,
-                                FindingId::torch_cudnn_runtime_older_than_build,
-                                FindingId::torch_driver_too_old,
-                                FindingId::win_paddle_third_party_dso,
-                                FindingId::win_torch_dll_dependency_126,
-                                FindingId::xla_libdevice_ptxas_not_found},
-                               fact_area::driver | fact_area::gpus | fact_area::python};
+const Check deep_results_entry{
+    "deep_results",
+    "what importing each framework showed (--deep)",
+    deep_results,
+    {FindingId::python_deep_probe_failed, FindingId::python_framework_gpu_unavailable},
+    fact_area::driver | fact_area::gpus | fact_area::python,
+    true};
 
 }  // namespace checks
 }  // namespace dlenv
