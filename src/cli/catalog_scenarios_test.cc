@@ -1,4 +1,4 @@
-// Scenario tests for rules/catalog_rules.cc: NVSwitch systems and Fabric Manager
+// Scenario tests for rules/datacenter_driver_checks.cc: NVSwitch systems and Fabric Manager
 // (fabric-manager-missing-802), a cuda-compat libcuda on a GPU without forward
 // compatibility (forward-compat-unsupported-804) and the cuBLAS wheel torch pins
 // (cublas-gemm-invalid-value-mismatch). Each builds a sysroot, runs `dlenv doctor

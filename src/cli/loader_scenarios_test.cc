@@ -1,4 +1,4 @@
-// Scenarios for the rules decided by the loader models (rules/loader_rules.cc):
+// Scenarios for the rules decided by the loader models (rules/loader_model_checks.cc):
 // trees with real ELF / PE files (built by binfmt's test builders), run through
 // `dlenv doctor --root DIR --os linux|windows --env-file FILE --json` in-process.
 // Each rule fires on one tree and stays quiet on a tree that differs only in what

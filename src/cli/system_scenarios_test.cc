@@ -1,7 +1,7 @@
-// Scenario tests for the system rules (rules/system_rules.cc): WSL, containers and
-// the Docker host, Secure Boot, the kernel log, the nvcc host compiler and cuDNN
-// builds vs GPU/driver. Each builds a sysroot, runs `dlenv doctor --root` in-process
-// and asserts the finding ids, firing and not firing.
+// Scenario tests for the system rules (rules/wsl_checks.cc, container_checks.cc, kernel_checks.cc):
+// WSL, containers and the Docker host, Secure Boot, the kernel log, the nvcc host compiler and
+// cuDNN builds vs GPU/driver. Each builds a sysroot, runs `dlenv doctor --root` in-process and
+// asserts the finding ids, firing and not firing.
 #include <gtest/gtest.h>
 
 #include <filesystem>

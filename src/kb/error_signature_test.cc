@@ -1,6 +1,6 @@
 // The catalog's error signatures on the messages the frameworks really print: the longest
 // signature found names the failure. Each expected id is the one the former first-match table
-// of rules/python_rules.cc gave (the signatures that overlap were lengthened so that the
+// of rules/python_deep_checks.cc gave (the signatures that overlap were lengthened so that the
 // longest one is the specific one), so moving the table into the catalog changed no answer.
 #include "kb/error_signature.h"
 

@@ -133,7 +133,7 @@ void paddle_cudnn(const ProbeContext& ctx, const LoaderConfig& loader, PythonEnv
                   FrameworkFacts& f) {
   if (!f.cuda_build.ok() || !*f.cuda_build) return;
   auto cudnn = f.cudnn ? Version::parse(*f.cudnn) : std::nullopt;
-  if (ctx.os == Os::windows) return;  // cudnn64_N.dll on PATH: rules/windows_rules.cc
+  if (ctx.os == Os::windows) return;  // cudnn64_N.dll on PATH: rules/windows_*_checks.cc
   if (f.pip_cuda_libraries) {
     if (!cudnn) return;
     std::string name = "libcudnn.so." + std::to_string(cudnn->major());

@@ -1,7 +1,7 @@
 // Facts about the Linux system around the driver: WSL, containers and the Docker
 // host side, the kernel (Secure Boot, module signatures, kernel log), and the host
 // compiler nvcc would use. Plain data, filled by probe/system.cc and
-// probe/kernel_log.cc; read by rules/system_rules.cc.
+// probe/kernel_log.cc; read by rules/wsl_checks.cc, container_checks.cc, kernel_checks.cc.
 #pragma once
 
 #include <cstdint>

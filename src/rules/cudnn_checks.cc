@@ -9,6 +9,25 @@
 #include "util/strings.h"
 
 namespace dlenv {
+namespace {
+
+using namespace rule_helpers;
+
+// The KB rows of a cuDNN release built for `cuda_major`.
+std::vector<CudnnBuild> builds_for(const Ctx& c, const CudnnCopy& k) {
+  std::vector<CudnnBuild> out;
+  const Fact<Version>& v = k.live_version ? k.live_version : k.library_version;
+  if (!v || !k.cuda_major) return out;
+  for (const auto& b : c.kb.cudnn_builds(*v)) {
+    if (b.cuda_min.major() <= *k.cuda_major && *k.cuda_major <= b.cuda_max.major()) {
+      out.push_back(b);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 namespace checks {
 
 using namespace rule_helpers;
@@ -76,6 +95,88 @@ void cudnn_mixed(const Ctx& c, Findings& out) {
   }
 }
 
+void cudnn_old_cuda_new_gpu(const Ctx& c, Findings& out) {
+  for (const auto& k : c.f.cudnn) {
+    auto builds = builds_for(c, k);
+    if (builds.empty()) continue;
+    // The newest CUDA this copy can have been built with.
+    Version cuda_max = builds.front().cuda_max;
+    bool confirmed = true;
+    for (const auto& b : builds) {
+      if (cuda_max < b.cuda_max) cuda_max = b.cuda_max;
+      confirmed &= b.ref.confirmed;
+    }
+    if (cuda_max.minor() >= 90) {
+      // "12.x": the newest minor the arch table knows for that major.
+      cuda_max = Version{cuda_max.major(), 9};
+    }
+    auto arch = c.kb.arch_support(cuda_max);
+    if (!arch || arch->cuda.major() != cuda_max.major()) continue;
+    for (const auto& g : c.f.gpus) {
+      if (!g.compute_capability) continue;
+      const Version& cc = *g.compute_capability;
+      if (!(arch->max_cc < cc)) continue;
+      const Fact<Version>& v = k.live_version ? k.live_version : k.library_version;
+      Finding x =
+          make_finding(FindingId::cudnn_execution_failed_old_cuda_on_new_gpu,
+                       confirmed && arch->ref.confirmed ? Severity::error : Severity::warning,
+                       "cuDNN " + v->str() + " for CUDA " + std::to_string(*k.cuda_major) + " in " +
+                           k.dir + " has no kernels for GPU " + std::to_string(g.index) + " (" +
+                           g.name.value.value_or("?") + ", compute capability " + cc.str() + ")");
+      x.confirmed = confirmed && arch->ref.confirmed;
+      x.evidence.push_back(ev("cuDNN " + v->str() + " built for CUDA " +
+                                  std::to_string(*k.cuda_major) + " (newest: CUDA " +
+                                  cuda_max.str() + ")",
+                              k.cuda_major.source));
+      x.evidence.push_back(ev("CUDA " + arch->cuda.str() + " targets compute capability " +
+                                  arch->min_cc.str() + "–" + arch->max_cc.str(),
+                              "knowledge base: " + arch->ref.source));
+      x.evidence.push_back(
+          ev("GPU compute capability " + cc.str() + " (" + c.kb.architecture_name(cc) + ")",
+             g.compute_capability.source));
+      x.fix.push_back(
+          step("install a cuDNN (and framework) built for a CUDA that supports this "
+               "GPU (see `dlenv plan`); convolutions fail with "
+               "CUDNN_STATUS_EXECUTION_FAILED otherwise"));
+      out.push_back(std::move(x));
+    }
+  }
+}
+
+void cudnn_not_initialized(const Ctx& c, Findings& out) {
+  auto dv = c.f.driver.version();
+  if (!dv || c.os != Os::linux) return;
+  for (const auto& k : c.f.cudnn) {
+    auto builds = builds_for(c, k);
+    if (builds.empty()) continue;
+    // The lowest driver floor among the builds for that CUDA major.
+    std::optional<Version> floor;
+    bool confirmed = true;
+    for (const auto& b : builds) {
+      if (!b.driver_linux_min) {
+        floor.reset();
+        break;
+      }
+      if (!floor || *b.driver_linux_min < *floor) floor = *b.driver_linux_min;
+      confirmed &= b.ref.confirmed;
+    }
+    if (!floor || !(*dv < *floor)) continue;
+    const Fact<Version>& v = k.live_version ? k.live_version : k.library_version;
+    Finding x = make_finding(
+        FindingId::cudnn_status_not_initialized, confirmed ? Severity::error : Severity::warning,
+        "cuDNN " + v->str() + " in " + k.dir + " needs driver " + floor->str() +
+            " or newer: cudnnCreate fails (CUDNN_STATUS_NOT_INITIALIZED)");
+    x.confirmed = confirmed;
+    x.evidence.push_back(ev("cuDNN " + v->str() + " built for CUDA " +
+                                std::to_string(*k.cuda_major) + " needs driver >= " + floor->str(),
+                            "knowledge base: " + builds.front().ref.source));
+    x.evidence.push_back(ev("driver " + dv->str(), "driver"));
+    x.fix.push_back(step("upgrade the driver to " + floor->str() +
+                         " or newer, or use a cuDNN built for an older CUDA"));
+    out.push_back(std::move(x));
+  }
+}
+
 // This file's entries of the check table (rules/check_table.cc).
 const Check cudnn_header_mismatch_entry{"cudnn_header_mismatch",
                                         "a cuDNN header against its library",
@@ -92,6 +193,17 @@ const Check cudnn_mixed_entry{"cudnn_mixed",
                               cudnn_mixed,
                               {FindingId::cudnn_mixed_versions},
                               fact_area::cudnn};
+
+const Check cudnn_old_cuda_new_gpu_entry{"cudnn_old_cuda_new_gpu",
+                                         "a cuDNN build for an older CUDA on a new GPU",
+                                         cudnn_old_cuda_new_gpu,
+                                         {FindingId::cudnn_execution_failed_old_cuda_on_new_gpu},
+                                         fact_area::cudnn | fact_area::gpus};
+const Check cudnn_not_initialized_entry{"cudnn_not_initialized",
+                                        "CUDNN_STATUS_NOT_INITIALIZED causes",
+                                        cudnn_not_initialized,
+                                        {FindingId::cudnn_status_not_initialized},
+                                        fact_area::cudnn | fact_area::driver};
 
 }  // namespace checks
 }  // namespace dlenv

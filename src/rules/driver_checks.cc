@@ -9,6 +9,7 @@
 #include "rules/checks.h"
 #include "rules/loader_coverage.h"
 #include "rules/rule_helpers.h"
+#include "rules/windows_common.h"
 #include "util/strings.h"
 
 namespace dlenv {
@@ -23,9 +24,11 @@ bool driver_kernel_loaded(const Facts& f) {
 namespace checks {
 
 using namespace rule_helpers;
+using windows_common::ps;
+using windows_common::win_ev;
 
 void no_driver(const Ctx& c, Findings& out) {
-  if (c.os == Os::windows) return;  // windows_no_driver (rules/windows_rules.cc)
+  if (c.os == Os::windows) return;  // windows_no_driver (rules/windows_*_checks.cc)
   const auto& d = c.f.driver;
   if (driver_kernel_loaded(c.f) || d.nvml_driver_version.ok()) return;
   if (c.f.host.wsl2 && *c.f.host.wsl2.value) return;  // WSL has no kernel module: see wsl rules
@@ -171,48 +174,6 @@ void version_mismatch(const Ctx& c, Findings& out) {
   out.push_back(std::move(x));
 }
 
-// The stub libcuda.so from the live load and the file scan. Where the Linux loader model
-// decided what dlopen("libcuda.so.1") takes (loader_libcuda_stub reports that), only a live
-// load that reports the stub still counts; about the stub's directory, so that the resolver
-// merges it with the model's finding for the same directory.
-void stub_loaded(const Ctx& c, Findings& out) {
-  const auto& d = c.f.driver;
-  const bool live_only = c.os == Os::linux && loader_resolves_libcuda(c.f);
-  Finding x = make_finding(FindingId::libcuda_stub_loaded, Severity::error,
-                           "The link-time stub libcuda.so is on the run-time search path");
-  bool loaded_stub = false;
-  if (d.libcuda_library.ok() && contains(*d.libcuda_library, "/stubs/")) {
-    loaded_stub = true;
-    x.subject = path_subject(path_dirname(*d.libcuda_library));
-  }
-  if (d.libcuda_error.ok() && contains(to_lower(*d.libcuda_error), "stub")) loaded_stub = true;
-  if (loaded_stub) {
-    x.evidence.push_back(ev("libcuda loaded from " + d.libcuda_library.value.value_or("?") +
-                                (d.libcuda_error.ok() ? " (" + *d.libcuda_error + ")" : ""),
-                            "dlopen libcuda.so.1"));
-  }
-  for (const auto& lf : d.libcuda_files) {
-    if (lf.is_stub && lf.found_via != "directory scan") {
-      x.evidence.push_back(ev("stub " + lf.path + " found via " + lf.found_via, lf.found_via));
-    }
-  }
-  for (const auto& dir : d.ld_conf_stub_dirs) {
-    x.evidence.push_back(ev("ld.so.conf lists " + dir, "/etc/ld.so.conf"));
-  }
-  if (x.evidence.empty() || (live_only && !loaded_stub)) return;
-  if (!loaded_stub) {
-    x.severity = Severity::warning;
-    x.title = "A stub libcuda.so is on the loader's search path and can shadow the real driver";
-  }
-  x.fix.push_back(
-      step("remove the .../stubs directory from LD_LIBRARY_PATH and /etc/ld.so.conf.d, "
-           "then refresh the cache",
-           "sudo ldconfig"));
-  x.fix.push_back(step("make sure the driver's real libcuda.so.1 is installed",
-                       "ls -l /usr/lib/x86_64-linux-gnu/libcuda.so.1"));
-  out.push_back(std::move(x));
-}
-
 void device_nodes(const Ctx& c, Findings& out) {
   const auto& d = c.f.driver;
   if (!driver_kernel_loaded(c.f) && !d.nvml_driver_version.ok()) return;
@@ -322,6 +283,29 @@ void compute_mode(const Ctx& c, Findings& out) {
   }
 }
 
+void windows_no_driver(const RuleContext& c, std::vector<Finding>& out) {
+  if (c.os != Os::windows || !c.f.windows || c.f.driver.windows_dll_version.ok()) return;
+  const WindowsFacts& w = *c.f.windows;
+  if (!w.nvcuda.empty() || !w.nvml.empty()) return;  // present but unreadable: not "none"
+  Finding x =
+      make_finding(FindingId::no_nvidia_driver, Severity::info,
+                   w.registry_gpus.empty() ? "No NVIDIA driver (no nvcuda.dll in System32)"
+                                           : "An NVIDIA GPU is present but no NVIDIA driver is "
+                                             "installed (no nvcuda.dll)");
+  if (!w.registry_gpus.empty()) x.severity = Severity::error;
+  x.evidence.push_back(
+      win_ev(c.f.driver.windows_dll_version.reason, c.f.driver.windows_dll_version.source));
+  for (const auto& g : w.registry_gpus)
+    x.evidence.push_back(win_ev("display adapter " + g, "registry"));
+  x.fix.push_back(
+      ps(w.registry_gpus.empty()
+             ? "nothing to fix if this machine is meant to run on the CPU; GPU work needs an "
+               "NVIDIA GPU and its driver (then run `dlenv doctor` again)"
+             : "install the NVIDIA driver for the GPU (nvidia.com/drivers or the GeForce/RTX "
+               "Experience app), then run `dlenv doctor` again"));
+  out.push_back(std::move(x));
+}
+
 // This file's entries of the check table (rules/check_table.cc).
 const Check no_driver_entry{"no_driver",
                             "no NVIDIA driver or GPU (Linux)",
@@ -344,12 +328,6 @@ const Check version_mismatch_entry{"version_mismatch",
                                    version_mismatch,
                                    {FindingId::nvml_driver_library_mismatch},
                                    fact_area::driver};
-const Check stub_loaded_entry{
-    "stub_loaded",
-    "a stub libcuda.so loaded or on the search path (live load, file scan)",
-    stub_loaded,
-    {FindingId::libcuda_stub_loaded},
-    fact_area::driver | fact_area::loader};
 const Check device_nodes_entry{
     "device_nodes",
     "the /dev/nvidia* device nodes",
@@ -367,6 +345,12 @@ const Check compute_mode_entry{"compute_mode",
                                compute_mode,
                                {FindingId::exclusive_compute_mode_busy},
                                fact_area::gpus};
+
+const Check windows_no_driver_entry{"windows_no_driver",
+                                    "no NVIDIA driver (no nvcuda.dll)",
+                                    windows_no_driver,
+                                    {FindingId::no_nvidia_driver},
+                                    fact_area::driver | fact_area::windows};
 
 }  // namespace checks
 }  // namespace dlenv

@@ -1,7 +1,10 @@
-// Helpers shared by the Python rule files (python_rules.cc, python_rules2.cc).
+// Helpers shared by the Python check files (torch_checks.cc, tensorflow_checks.cc, ...),
+// defined in python_common.cc.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -62,5 +65,26 @@ std::optional<Requirement> parse_requirement(std::string_view text);
 std::optional<Version> lower_bound(const Requirement& r);
 // Whether `v` meets every version specifier of `r` (markers are not evaluated).
 bool satisfies(const Requirement& r, const Version& v);
+
+// Helpers of several framework check files (python_common.cc).
+using json = nlohmann::json;
+
+// "cu130" -> 13.0, "cu118" -> 11.8.
+std::optional<Version> variant_cuda(std::string_view v);
+std::string variant_of(const Version& cuda);
+json kb_json(const Kb& kb, std::string_view name);
+// The torch release row (kb/pytorch.json releases[]) of a torch version.
+json torch_release(const json& kb, const Version& torch);
+std::string torch_reinstall(const PythonEnv& e, const std::string& torch_version,
+                            const std::string& variant);
+// CUDA library majors this environment can load: its own wheels, system cuDNN copies
+// and toolkits.
+struct Available {
+  std::set<int> cudnn;
+  std::set<int> cudart;
+  std::vector<Evidence> evidence;
+};
+Available available_libs(const Ctx& c, const PythonEnv& e);
+const FrameworkFacts* tf_cuda(const PythonEnv& e);
 
 }  // namespace dlenv::pyrules

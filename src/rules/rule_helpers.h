@@ -3,6 +3,7 @@
 // the rules layer.
 #pragma once
 
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +49,27 @@ inline std::string path_subject(std::string_view path) {
 // A version fact as text: "unknown" when it is not known.
 inline std::string vstr(const Fact<Version>& v) {
   return v ? v->str() : "unknown";
+}
+
+// A path without trailing '/' (the root stays "/").
+inline std::string strip_slash(std::string s) {
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+// LD_LIBRARY_PATH without the entries naming `dirs`: the exact command that sets it.
+inline std::string llp_without(const Facts& f, const std::set<std::string>& dirs) {
+  std::vector<std::string> keep;
+  for (const auto& p : split(f.loader.ld_library_path, ':', true)) {
+    if (!dirs.count(strip_slash(p))) keep.push_back(p);
+  }
+  if (keep.empty()) return "unset LD_LIBRARY_PATH";
+  return "export LD_LIBRARY_PATH='" + join(keep, ":") + "'";
+}
+
+// How the loader model found a library: its rule's detail, else the rule.
+inline std::string rule_text(const ResolvedLib& l) {
+  return l.rule_detail.empty() || l.rule_detail == l.rule ? l.rule : l.rule_detail;
 }
 
 // dlenv runs inside a container (Docker, Podman, Kubernetes...).

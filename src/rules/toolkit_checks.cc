@@ -216,6 +216,40 @@ void toolkit_change_interrupted(const Ctx& c, Findings& out) {
   }
 }
 
+void host_compiler(const Ctx& c, Findings& out) {
+  const auto& h = c.f.system.host_compiler;
+  if (!h.gcc_major) return;
+  bool any_active = false;
+  for (const auto& t : c.f.toolkits) {
+    any_active |= t.active_path || t.active_cuda_home || t.is_default_link;
+  }
+  for (const auto& t : c.f.toolkits) {
+    if (any_active && !(t.active_path || t.active_cuda_home || t.is_default_link)) continue;
+    auto it = h.toolkit_max_gcc.find(t.root);
+    if (it == h.toolkit_max_gcc.end() || !it->second) continue;
+    int max = *it->second;
+    if (*h.gcc_major <= max) continue;
+    std::string ver = t.version ? t.version->str() : "?";
+    Finding x = make_finding(FindingId::nvcc_unsupported_host_compiler, Severity::warning,
+                             "nvcc of CUDA " + ver + " (" + t.root + ") refuses GCC " +
+                                 std::to_string(*h.gcc_major) + ": it accepts GCC " +
+                                 std::to_string(max) + " at most");
+    x.evidence.push_back(
+        ev("host_config.h: GCC versions later than " + std::to_string(max) + " are not supported",
+           it->second.source));
+    x.evidence.push_back(ev("host compiler " + h.compiler.value.value_or("?") + " is GCC " +
+                                std::to_string(*h.gcc_major) + " (" + h.compiler.source + ")",
+                            h.gcc_major.source));
+    x.fix.push_back(step("install a supported GCC and point nvcc at it",
+                         "sudo apt install g++-" + std::to_string(max) +
+                             " && export NVCC_CCBIN=g++-" + std::to_string(max) +
+                             " CUDAHOSTCXX=g++-" + std::to_string(max)));
+    x.fix.push_back(
+        step("or install a newer CUDA toolkit that supports GCC " + std::to_string(*h.gcc_major)));
+    out.push_back(std::move(x));
+  }
+}
+
 // This file's entries of the check table (rules/check_table.cc).
 const Check toolkit_vs_driver_entry{"toolkit_vs_driver",
                                     "each toolkit against the driver's CUDA",
@@ -247,6 +281,12 @@ const Check toolkit_change_interrupted_entry{"toolkit_change_interrupted",
                                              toolkit_change_interrupted,
                                              {FindingId::toolkit_change_interrupted},
                                              fact_area::changes};
+
+const Check host_compiler_entry{"host_compiler",
+                                "the host compiler against nvcc",
+                                host_compiler,
+                                {FindingId::nvcc_unsupported_host_compiler},
+                                fact_area::system | fact_area::toolkits};
 
 }  // namespace checks
 }  // namespace dlenv

@@ -1,10 +1,14 @@
-// Rules for the last catalog entries that files can show: NVSwitch systems without a
-// running Fabric Manager of the driver's version (B11, CUDA error 802), a cuda-compat
-// libcuda picked on a GPU without forward-compatibility support (B12, error 804), and
-// a cuBLAS wheel that is not the one torch pins (C9). The --deep error texts of 802
-// and 804 map to the same ids in python_rules.cc; dlenv verify maps the CUresults.
+// Data-centre driver companions: NVSwitch systems without a running Fabric Manager of the
+// driver's version (CUDA error 802), and a cuda-compat libcuda picked on a GPU without
+// forward-compatibility support (error 804).
 #include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
 
+#include "kb/error_signature.h"
+#include "rules/checks.h"
+#include "rules/loader_coverage.h"
 #include "rules/python_common.h"
 #include "rules/rule_helpers.h"
 #include "util/strings.h"
@@ -13,11 +17,8 @@ namespace dlenv {
 namespace {
 
 using namespace rule_helpers;
+using json = nlohmann::json;
 namespace py = pyrules;
-
-// ---- B11: NVIDIA Fabric Manager ------------------------------------------------------
-
-// ---- B12: forward compatibility on a GPU that does not support it ---------------------
 
 bool in_compat_dir(std::string_view path) {
   for (const std::string& part : split(path, '/')) {
@@ -26,13 +27,13 @@ bool in_compat_dir(std::string_view path) {
   return false;
 }
 
-// ---- C9: the cuBLAS wheel torch pins -------------------------------------------------
-
 }  // namespace
 
 namespace checks {
 
 using namespace rule_helpers;
+using json = nlohmann::json;
+namespace py = pyrules;
 
 void fabric_manager(const Ctx& c, Findings& out) {
   if (c.os != Os::linux) return;
@@ -198,42 +199,6 @@ void forward_compat(const Ctx& c, Findings& out) {
   out.push_back(std::move(x));
 }
 
-void cublas_pin(const Ctx& c, Findings& out) {
-  for (const auto& e : c.f.python) {
-    const auto* torch = py::pkg(e, "torch");
-    if (!torch) continue;
-    for (const auto& text : torch->requires_nvidia) {
-      auto r = py::parse_requirement(text);
-      if (!r || r->extra_only || !starts_with(r->name, "nvidia-cublas")) continue;
-      bool pinned = std::any_of(r->specs.begin(), r->specs.end(),
-                                [](const auto& s) { return s.first == "=="; });
-      if (!pinned) continue;
-      const auto* have = py::pkg(e, r->name);
-      if (!have) continue;  // absent: the import fails to open libcublas (another finding)
-      auto hv = Version::parse(have->version);
-      if (!hv || py::satisfies(*r, *hv)) continue;
-      std::string want(trim(r->text.substr(0, r->text.find(';'))));
-      Finding x = make_finding(FindingId::cublas_gemm_invalid_value_mismatch, Severity::warning,
-                               have->name + " " + have->version + " in " + py::env_name(e) +
-                                   " is not the cuBLAS torch " + torch->version + " pins (" + want +
-                                   "): GEMMs may fail with CUBLAS_STATUS_INVALID_VALUE");
-      x.evidence.push_back(py::pkg_ev(*torch));
-      x.evidence.push_back(ev("Requires-Dist: " + r->text, torch->source));
-      x.evidence.push_back(py::pkg_ev(*have));
-      for (const auto& l : py::deep_loaded(e, "cublas")) {
-        x.evidence.push_back(ev("loaded " + l, py::deep_loaded_source(e)));
-      }
-      x.fix.push_back(
-          py::step("restore the cuBLAS wheel torch was built with (another package "
-                   "or a manual upgrade replaced it)",
-                   py::pip(e) + " install \"" + want + "\"", &c));
-      x.fix.push_back(py::step("see which installed package wanted the other version",
-                               py::pip(e) + " check", &c));
-      out.push_back(std::move(x));
-    }
-  }
-}
-
 // This file's entries of the check table (rules/check_table.cc).
 const Check fabric_manager_entry{"fabric_manager",
                                  "NVIDIA Fabric Manager on NVSwitch systems (802)",
@@ -246,11 +211,6 @@ const Check forward_compat_entry{
     forward_compat,
     {FindingId::forward_compat_unsupported_804},
     fact_area::driver | fact_area::gpus | fact_area::system};
-const Check cublas_pin_entry{"cublas_pin",
-                             "the cuBLAS wheel against torch's pin",
-                             cublas_pin,
-                             {FindingId::cublas_gemm_invalid_value_mismatch},
-                             fact_area::python | fact_area::windows};
 
 }  // namespace checks
 }  // namespace dlenv

@@ -1,4 +1,4 @@
-// Unit tests of rules/catalog_rules.cc and of the --deep error texts that map to its
+// Unit tests of rules/datacenter_driver_checks.cc and of the --deep error texts that map to its
 // ids (CUDA errors 802 and 804 as torch and CuPy print them).
 #include <gtest/gtest.h>
 
