@@ -4,107 +4,118 @@
 
 namespace dlenv {
 
+// Every check, in evaluation order: one line each (its entry is defined beside the check).
+#define DLENV_CHECKS(X)             \
+  X(no_driver)                      \
+  X(windows_no_driver)              \
+  X(module_not_loaded)              \
+  X(nouveau)                        \
+  X(version_mismatch)               \
+  X(loader_libcuda_stub)            \
+  X(stub_loaded)                    \
+  X(loader_preload_stub)            \
+  X(device_nodes)                   \
+  X(visible_devices)                \
+  X(launch_blocking)                \
+  X(compute_mode)                   \
+  X(toolkit_vs_driver)              \
+  X(toolkits_disagree)              \
+  X(nvcc_vs_smi)                    \
+  X(gpu_vs_toolkits)                \
+  X(cuda_home_unset)                \
+  X(toolkit_change_interrupted)     \
+  X(cudnn_header_mismatch)          \
+  X(cudnn_vs_toolkit)               \
+  X(loader_cudnn_incomplete)        \
+  X(cudnn_mixed)                    \
+  X(torch_cpu_build)                \
+  X(torch_companions_mixed)         \
+  X(torch_driver_too_old)           \
+  X(torch_gpu_arch)                 \
+  X(python_version_unsupported)     \
+  X(tf_gpu_package)                 \
+  X(jax_cpu_only)                   \
+  X(jax_ld_library_path)            \
+  X(paddle_cpu)                     \
+  X(ort_both)                       \
+  X(cupy_multiple)                  \
+  X(cupy_major)                     \
+  X(ctranslate2_cudnn)              \
+  X(loader_framework_cudnn_mix)     \
+  X(pip_vs_system_cudnn)            \
+  X(loader_preload_cudnn)           \
+  X(ide_vs_shell)                   \
+  X(ide_interpreter_stale)          \
+  X(win_32bit_python)               \
+  X(win_tf_after_210)               \
+  X(tf_gpu_libraries)               \
+  X(ort_cuda_libraries)             \
+  X(paddle_cudnn)                   \
+  X(loader_cudnn_not_found)         \
+  X(wheel_pins)                     \
+  X(torch_deep_cudnn)               \
+  X(nvjitlink_cusparse)             \
+  X(conda_cpu_pytorch)              \
+  X(conda_vs_system)                \
+  X(conda_virtual_cuda)             \
+  X(toolkit_vs_torch)               \
+  X(extension_abi)                  \
+  X(wheel_tags)                     \
+  X(tf_cuda_drivers)                \
+  X(tf_cudnn_minor)                 \
+  X(tf_tensorrt)                    \
+  X(tf_archs)                       \
+  X(xla_cuda_files)                 \
+  X(live_probe_failures)            \
+  X(wsl1)                           \
+  X(wsl_linux_driver)               \
+  X(wsl_unversioned)                \
+  X(wsl_not_symlink)                \
+  X(wsl_blocked)                    \
+  X(wsl_no_windows_driver)          \
+  X(image_needs_newer_driver)       \
+  X(shm_small)                      \
+  X(loses_gpu)                      \
+  X(docker_no_gpu_runtime)          \
+  X(toolkit_cannot_find_nvml)       \
+  X(secure_boot)                    \
+  X(xid79)                          \
+  X(host_compiler)                  \
+  X(cudnn_old_cuda_new_gpu)         \
+  X(cudnn_not_initialized)          \
+  X(win_tf_libraries)               \
+  X(loader_win_cudnn8_sublibraries) \
+  X(win_cudnn_incomplete)           \
+  X(loader_win_zlibwapi)            \
+  X(win_zlibwapi)                   \
+  X(win_vcredist)                   \
+  X(win_msvc_too_old)               \
+  X(win_libomp140)                  \
+  X(win_duplicate_openmp)           \
+  X(win_cuda_path)                  \
+  X(win_path_not_reloaded)          \
+  X(win_special_chars)              \
+  X(win_paddle_dso)                 \
+  X(win_ctranslate2_cudnn9)         \
+  X(wrong_bitness)                  \
+  X(cudnn_mixed_127)                \
+  X(py38_path)                      \
+  X(ld_library_path_tokens)         \
+  X(fabric_manager)                 \
+  X(forward_compat)                 \
+  X(cublas_pin)                     \
+  X(deep_results)
+
+namespace checks {
+#define DLENV_DECLARE_ENTRY(name) extern const Check name##_entry;
+DLENV_CHECKS(DLENV_DECLARE_ENTRY)
+#undef DLENV_DECLARE_ENTRY
+}  // namespace checks
+
 const std::vector<Check>& check_table() {
-  static const std::vector<Check> table = {
-      checks::no_driver_entry,
-      checks::windows_no_driver_entry,
-      checks::module_not_loaded_entry,
-      checks::nouveau_entry,
-      checks::version_mismatch_entry,
-      checks::loader_libcuda_stub_entry,
-      checks::stub_loaded_entry,
-      checks::loader_preload_stub_entry,
-      checks::device_nodes_entry,
-      checks::visible_devices_entry,
-      checks::compute_mode_entry,
-      checks::toolkit_vs_driver_entry,
-      checks::toolkits_disagree_entry,
-      checks::nvcc_vs_smi_entry,
-      checks::gpu_vs_toolkits_entry,
-      checks::cuda_home_unset_entry,
-      checks::toolkit_change_interrupted_entry,
-      checks::cudnn_header_mismatch_entry,
-      checks::cudnn_vs_toolkit_entry,
-      checks::loader_cudnn_incomplete_entry,
-      checks::cudnn_mixed_entry,
-      checks::torch_cpu_build_entry,
-      checks::torch_companions_mixed_entry,
-      checks::torch_driver_too_old_entry,
-      checks::torch_gpu_arch_entry,
-      checks::python_version_unsupported_entry,
-      checks::tf_gpu_package_entry,
-      checks::jax_cpu_only_entry,
-      checks::jax_ld_library_path_entry,
-      checks::paddle_cpu_entry,
-      checks::ort_both_entry,
-      checks::cupy_multiple_entry,
-      checks::cupy_major_entry,
-      checks::ctranslate2_cudnn_entry,
-      checks::loader_framework_cudnn_mix_entry,
-      checks::pip_vs_system_cudnn_entry,
-      checks::loader_preload_cudnn_entry,
-      checks::ide_vs_shell_entry,
-      checks::ide_interpreter_stale_entry,
-      checks::win_32bit_python_entry,
-      checks::win_tf_after_210_entry,
-      checks::tf_gpu_libraries_entry,
-      checks::ort_cuda_libraries_entry,
-      checks::paddle_cudnn_entry,
-      checks::loader_cudnn_not_found_entry,
-      checks::wheel_pins_entry,
-      checks::torch_deep_cudnn_entry,
-      checks::nvjitlink_cusparse_entry,
-      checks::conda_cpu_pytorch_entry,
-      checks::conda_vs_system_entry,
-      checks::conda_virtual_cuda_entry,
-      checks::toolkit_vs_torch_entry,
-      checks::extension_abi_entry,
-      checks::wheel_tags_entry,
-      checks::tf_cuda_drivers_entry,
-      checks::tf_cudnn_minor_entry,
-      checks::tf_tensorrt_entry,
-      checks::tf_archs_entry,
-      checks::xla_cuda_files_entry,
-      checks::live_probe_failures_entry,
-      checks::wsl1_entry,
-      checks::wsl_linux_driver_entry,
-      checks::wsl_unversioned_entry,
-      checks::wsl_not_symlink_entry,
-      checks::wsl_blocked_entry,
-      checks::wsl_no_windows_driver_entry,
-      checks::image_needs_newer_driver_entry,
-      checks::shm_small_entry,
-      checks::loses_gpu_entry,
-      checks::docker_no_gpu_runtime_entry,
-      checks::toolkit_cannot_find_nvml_entry,
-      checks::secure_boot_entry,
-      checks::xid79_entry,
-      checks::host_compiler_entry,
-      checks::cudnn_old_cuda_new_gpu_entry,
-      checks::cudnn_not_initialized_entry,
-      checks::win_tf_libraries_entry,
-      checks::loader_win_cudnn8_sublibraries_entry,
-      checks::win_cudnn_incomplete_entry,
-      checks::loader_win_zlibwapi_entry,
-      checks::win_zlibwapi_entry,
-      checks::win_vcredist_entry,
-      checks::win_msvc_too_old_entry,
-      checks::win_libomp140_entry,
-      checks::win_duplicate_openmp_entry,
-      checks::win_cuda_path_entry,
-      checks::win_path_not_reloaded_entry,
-      checks::win_special_chars_entry,
-      checks::win_paddle_dso_entry,
-      checks::win_ctranslate2_cudnn9_entry,
-      checks::wrong_bitness_entry,
-      checks::cudnn_mixed_127_entry,
-      checks::py38_path_entry,
-      checks::ld_library_path_tokens_entry,
-      checks::fabric_manager_entry,
-      checks::forward_compat_entry,
-      checks::cublas_pin_entry,
-      checks::deep_results_entry,
-  };
+#define DLENV_LIST_ENTRY(name) checks::name##_entry,
+  static const std::vector<Check> table = {DLENV_CHECKS(DLENV_LIST_ENTRY)};
+#undef DLENV_LIST_ENTRY
   return table;
 }
 

@@ -119,6 +119,16 @@ const std::vector<Row>& rows() {
        Os::linux,
        {"cuda-visible-devices-hides-gpu"},
        {"exclusive-compute-mode-busy"}},
+      {"CUDA_LAUNCH_BLOCKING=1 left set",
+       [] { return healthy_gpu_machine().env_var("CUDA_LAUNCH_BLOCKING", "1").build(); },
+       Os::linux,
+       {"cuda-launch-blocking-set"},
+       {"cuda-visible-devices-hides-gpu"}},
+      {"CUDA_LAUNCH_BLOCKING=0 (launches stay asynchronous)",
+       [] { return healthy_gpu_machine().env_var("CUDA_LAUNCH_BLOCKING", "0").build(); },
+       Os::linux,
+       {},
+       {"cuda-launch-blocking-set"}},
       {"a GPU in compute mode 'prohibited'",
        [] {
          return FactsBuilder().driver("580.95.05").gpu("NVIDIA H200", {9, 0}, "prohibited").build();
@@ -314,6 +324,23 @@ TEST(CheckTable, EveryReportedIdHasARowThatReportsItAndOneThatMustNot) {
     }
   }
   for (const auto& id : kIdsWithoutRowsYet) EXPECT_NE(find_rule(id), nullptr) << id;
+}
+
+TEST(CheckTable, LaunchBlockingIsFixedInTheShellOfTheOs) {
+  for (const Os os : {Os::linux, Os::windows}) {
+    Facts f = healthy_gpu_machine().env_var("CUDA_LAUNCH_BLOCKING", " 1").build();
+    const auto out = run_rules(f, *kb(), os);
+    const auto it = std::find_if(out.begin(), out.end(), [](const Finding& x) {
+      return x.id == "cuda-launch-blocking-set";
+    });
+    ASSERT_NE(it, out.end());
+    ASSERT_EQ(it->fix.size(), 2u);
+    for (const auto& step : it->fix) {
+      EXPECT_EQ(step.shell, os == Os::windows ? "powershell" : "sh") << step.command;
+      EXPECT_EQ(step.command.find(os == Os::windows ? "unset" : "Env:"), std::string::npos)
+          << step.command;
+    }
+  }
 }
 
 // ---- the resolver ---------------------------------------------------------------------

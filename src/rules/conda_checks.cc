@@ -196,19 +196,19 @@ void conda_virtual_cuda(const Ctx& c, Findings& out) {
   }
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check conda_cpu_pytorch_entry{"conda_cpu_pytorch",
-                                    "a CPU pytorch picked by the conda solver",
-                                    conda_cpu_pytorch,
-                                    {FindingId::conda_solver_picked_cpu_pytorch},
-                                    fact_area::driver | fact_area::gpus | fact_area::python};
-const Check conda_vs_system_entry{
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check conda_cpu_pytorch_entry{"conda_cpu_pytorch",
+                                           "a CPU pytorch picked by the conda solver",
+                                           conda_cpu_pytorch,
+                                           {FindingId::conda_solver_picked_cpu_pytorch},
+                                           fact_area::driver | fact_area::gpus | fact_area::python};
+extern const Check conda_vs_system_entry{
     "conda_vs_system",
     "conda's cudatoolkit against the system CUDA",
     conda_vs_system,
     {FindingId::conda_cudatoolkit_vs_system_cuda},
     fact_area::driver | fact_area::env | fact_area::python | fact_area::toolkits};
-const Check conda_virtual_cuda_entry{
+extern const Check conda_virtual_cuda_entry{
     "conda_virtual_cuda",
     "conda's __cuda virtual package",
     conda_virtual_cuda,

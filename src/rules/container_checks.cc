@@ -332,32 +332,33 @@ void toolkit_cannot_find_nvml(const Ctx& c, Findings& out) {
   out.push_back(std::move(x));
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check image_needs_newer_driver_entry{"image_needs_newer_driver",
-                                           "a container image's CUDA against the host driver",
-                                           image_needs_newer_driver,
-                                           {FindingId::container_image_needs_newer_driver},
-                                           fact_area::driver | fact_area::env | fact_area::system};
-const Check shm_small_entry{"shm_small",
-                            "a container's /dev/shm",
-                            shm_small,
-                            {FindingId::container_shm_too_small},
-                            fact_area::host | fact_area::python | fact_area::system};
-const Check loses_gpu_entry{"loses_gpu",
-                            "containers losing the GPU after a daemon reload",
-                            loses_gpu,
-                            {FindingId::container_loses_gpu_after_daemon_reload},
-                            fact_area::driver | fact_area::host | fact_area::system};
-const Check docker_no_gpu_runtime_entry{"docker_no_gpu_runtime",
-                                        "Docker without the NVIDIA runtime",
-                                        docker_no_gpu_runtime,
-                                        {FindingId::docker_no_gpu_runtime},
-                                        fact_area::system};
-const Check toolkit_cannot_find_nvml_entry{"toolkit_cannot_find_nvml",
-                                           "the container toolkit without NVML",
-                                           toolkit_cannot_find_nvml,
-                                           {FindingId::container_toolkit_cannot_find_nvml},
-                                           fact_area::driver | fact_area::system};
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check image_needs_newer_driver_entry{
+    "image_needs_newer_driver",
+    "a container image's CUDA against the host driver",
+    image_needs_newer_driver,
+    {FindingId::container_image_needs_newer_driver},
+    fact_area::driver | fact_area::env | fact_area::system};
+extern const Check shm_small_entry{"shm_small",
+                                   "a container's /dev/shm",
+                                   shm_small,
+                                   {FindingId::container_shm_too_small},
+                                   fact_area::host | fact_area::python | fact_area::system};
+extern const Check loses_gpu_entry{"loses_gpu",
+                                   "containers losing the GPU after a daemon reload",
+                                   loses_gpu,
+                                   {FindingId::container_loses_gpu_after_daemon_reload},
+                                   fact_area::driver | fact_area::host | fact_area::system};
+extern const Check docker_no_gpu_runtime_entry{"docker_no_gpu_runtime",
+                                               "Docker without the NVIDIA runtime",
+                                               docker_no_gpu_runtime,
+                                               {FindingId::docker_no_gpu_runtime},
+                                               fact_area::system};
+extern const Check toolkit_cannot_find_nvml_entry{"toolkit_cannot_find_nvml",
+                                                  "the container toolkit without NVML",
+                                                  toolkit_cannot_find_nvml,
+                                                  {FindingId::container_toolkit_cannot_find_nvml},
+                                                  fact_area::driver | fact_area::system};
 
 }  // namespace checks
 }  // namespace dlenv

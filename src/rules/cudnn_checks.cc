@@ -177,33 +177,34 @@ void cudnn_not_initialized(const Ctx& c, Findings& out) {
   }
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check cudnn_header_mismatch_entry{"cudnn_header_mismatch",
-                                        "a cuDNN header against its library",
-                                        cudnn_header_mismatch,
-                                        {FindingId::cudnn_header_library_mismatch},
-                                        fact_area::cudnn};
-const Check cudnn_vs_toolkit_entry{"cudnn_vs_toolkit",
-                                   "a cuDNN copy's CUDA major against its toolkit's",
-                                   cudnn_vs_toolkit,
-                                   {FindingId::cudnn_toolkit_cuda_major_mismatch},
-                                   fact_area::cudnn | fact_area::toolkits};
-const Check cudnn_mixed_entry{"cudnn_mixed",
-                              "cuDNN libraries of several releases in one directory",
-                              cudnn_mixed,
-                              {FindingId::cudnn_mixed_versions},
-                              fact_area::cudnn};
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check cudnn_header_mismatch_entry{"cudnn_header_mismatch",
+                                               "a cuDNN header against its library",
+                                               cudnn_header_mismatch,
+                                               {FindingId::cudnn_header_library_mismatch},
+                                               fact_area::cudnn};
+extern const Check cudnn_vs_toolkit_entry{"cudnn_vs_toolkit",
+                                          "a cuDNN copy's CUDA major against its toolkit's",
+                                          cudnn_vs_toolkit,
+                                          {FindingId::cudnn_toolkit_cuda_major_mismatch},
+                                          fact_area::cudnn | fact_area::toolkits};
+extern const Check cudnn_mixed_entry{"cudnn_mixed",
+                                     "cuDNN libraries of several releases in one directory",
+                                     cudnn_mixed,
+                                     {FindingId::cudnn_mixed_versions},
+                                     fact_area::cudnn};
 
-const Check cudnn_old_cuda_new_gpu_entry{"cudnn_old_cuda_new_gpu",
-                                         "a cuDNN build for an older CUDA on a new GPU",
-                                         cudnn_old_cuda_new_gpu,
-                                         {FindingId::cudnn_execution_failed_old_cuda_on_new_gpu},
-                                         fact_area::cudnn | fact_area::gpus};
-const Check cudnn_not_initialized_entry{"cudnn_not_initialized",
-                                        "CUDNN_STATUS_NOT_INITIALIZED causes",
-                                        cudnn_not_initialized,
-                                        {FindingId::cudnn_status_not_initialized},
-                                        fact_area::cudnn | fact_area::driver};
+extern const Check cudnn_old_cuda_new_gpu_entry{
+    "cudnn_old_cuda_new_gpu",
+    "a cuDNN build for an older CUDA on a new GPU",
+    cudnn_old_cuda_new_gpu,
+    {FindingId::cudnn_execution_failed_old_cuda_on_new_gpu},
+    fact_area::cudnn | fact_area::gpus};
+extern const Check cudnn_not_initialized_entry{"cudnn_not_initialized",
+                                               "CUDNN_STATUS_NOT_INITIALIZED causes",
+                                               cudnn_not_initialized,
+                                               {FindingId::cudnn_status_not_initialized},
+                                               fact_area::cudnn | fact_area::driver};
 
 }  // namespace checks
 }  // namespace dlenv

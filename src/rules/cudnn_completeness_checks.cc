@@ -328,36 +328,37 @@ void win_zlibwapi(const Ctx& c, Findings& out) {
   }
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check loader_cudnn_incomplete_entry{
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check loader_cudnn_incomplete_entry{
     "loader_cudnn_incomplete",
     "cuDNN sub-libraries the main library cannot reach (Linux)",
     loader_cudnn_incomplete,
     {FindingId::cudnn_sublibrary_missing},
     fact_area::cudnn | fact_area::loader};
-const Check loader_win_cudnn8_sublibraries_entry{
+extern const Check loader_win_cudnn8_sublibraries_entry{
     "loader_win_cudnn8_sublibraries",
     "cuDNN 8 sub-libraries a Windows load cannot resolve (loader model)",
     loader_win_cudnn8_sublibraries,
     {FindingId::win_cudnn8_sublibrary_missing},
     fact_area::cudnn | fact_area::loader | fact_area::windows};
-const Check loader_win_zlibwapi_entry{
+extern const Check loader_win_zlibwapi_entry{
     "loader_win_zlibwapi",
     "zlibwapi.dll a Windows load of cuDNN 8.3-8.9 cannot resolve (loader model)",
     loader_win_zlibwapi,
     {FindingId::win_zlibwapi_missing},
     fact_area::cudnn | fact_area::loader | fact_area::windows};
-const Check win_cudnn_incomplete_entry{
+extern const Check win_cudnn_incomplete_entry{
     "win_cudnn_incomplete",
     "cuDNN 8 copies no modelled load takes, missing sub-libraries",
     win_cudnn_incomplete,
     {FindingId::cudnn_sublibrary_missing, FindingId::win_cudnn8_sublibrary_missing},
     fact_area::cudnn | fact_area::loader | fact_area::windows};
-const Check win_zlibwapi_entry{"win_zlibwapi",
-                               "cuDNN 8.3-8.9 copies no modelled load takes, without zlibwapi.dll",
-                               win_zlibwapi,
-                               {FindingId::win_zlibwapi_missing},
-                               fact_area::cudnn | fact_area::loader | fact_area::windows};
+extern const Check win_zlibwapi_entry{
+    "win_zlibwapi",
+    "cuDNN 8.3-8.9 copies no modelled load takes, without zlibwapi.dll",
+    win_zlibwapi,
+    {FindingId::win_zlibwapi_missing},
+    fact_area::cudnn | fact_area::loader | fact_area::windows};
 
 }  // namespace checks
 }  // namespace dlenv

@@ -95,13 +95,13 @@ void cupy_major(const Ctx& c, Findings& out) {
   }
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check cupy_multiple_entry{"cupy_multiple",
-                                "several CuPy packages",
-                                cupy_multiple,
-                                {FindingId::cupy_multiple_packages},
-                                fact_area::driver | fact_area::python};
-const Check cupy_major_entry{
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check cupy_multiple_entry{"cupy_multiple",
+                                       "several CuPy packages",
+                                       cupy_multiple,
+                                       {FindingId::cupy_multiple_packages},
+                                       fact_area::driver | fact_area::python};
+extern const Check cupy_major_entry{
     "cupy_major",
     "CuPy's CUDA major against the driver",
     cupy_major,

@@ -199,13 +199,13 @@ void forward_compat(const Ctx& c, Findings& out) {
   out.push_back(std::move(x));
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check fabric_manager_entry{"fabric_manager",
-                                 "NVIDIA Fabric Manager on NVSwitch systems (802)",
-                                 fabric_manager,
-                                 {FindingId::fabric_manager_missing_802},
-                                 fact_area::driver | fact_area::host | fact_area::system};
-const Check forward_compat_entry{
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check fabric_manager_entry{"fabric_manager",
+                                        "NVIDIA Fabric Manager on NVSwitch systems (802)",
+                                        fabric_manager,
+                                        {FindingId::fabric_manager_missing_802},
+                                        fact_area::driver | fact_area::host | fact_area::system};
+extern const Check forward_compat_entry{
     "forward_compat",
     "a cuda-compat libcuda on a GPU without forward compatibility (804)",
     forward_compat,

@@ -306,51 +306,51 @@ void windows_no_driver(const RuleContext& c, std::vector<Finding>& out) {
   out.push_back(std::move(x));
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check no_driver_entry{"no_driver",
-                            "no NVIDIA driver or GPU (Linux)",
-                            no_driver,
-                            {FindingId::no_nvidia_driver},
-                            fact_area::driver | fact_area::host};
-const Check module_not_loaded_entry{
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check no_driver_entry{"no_driver",
+                                   "no NVIDIA driver or GPU (Linux)",
+                                   no_driver,
+                                   {FindingId::no_nvidia_driver},
+                                   fact_area::driver | fact_area::host};
+extern const Check module_not_loaded_entry{
     "module_not_loaded",
     "a GPU on the bus but no nvidia kernel module",
     module_not_loaded,
     {FindingId::driver_module_not_built_for_kernel, FindingId::no_nvidia_driver},
     fact_area::driver};
-const Check nouveau_entry{"nouveau",
-                          "nouveau or nova_core owns the GPU",
-                          nouveau,
-                          {FindingId::nouveau_or_nova_owns_gpu},
-                          fact_area::driver};
-const Check version_mismatch_entry{"version_mismatch",
-                                   "kernel module vs user-space driver versions",
-                                   version_mismatch,
-                                   {FindingId::nvml_driver_library_mismatch},
-                                   fact_area::driver};
-const Check device_nodes_entry{
+extern const Check nouveau_entry{"nouveau",
+                                 "nouveau or nova_core owns the GPU",
+                                 nouveau,
+                                 {FindingId::nouveau_or_nova_owns_gpu},
+                                 fact_area::driver};
+extern const Check version_mismatch_entry{"version_mismatch",
+                                          "kernel module vs user-space driver versions",
+                                          version_mismatch,
+                                          {FindingId::nvml_driver_library_mismatch},
+                                          fact_area::driver};
+extern const Check device_nodes_entry{
     "device_nodes",
     "the /dev/nvidia* device nodes",
     device_nodes,
     {FindingId::container_started_without_gpus, FindingId::cuda_unknown_error_uvm,
      FindingId::dev_nvidia_permissions},
     fact_area::driver | fact_area::host};
-const Check visible_devices_entry{"visible_devices",
-                                  "GPUs CUDA_VISIBLE_DEVICES hides",
-                                  visible_devices,
-                                  {FindingId::cuda_visible_devices_hides_gpu},
-                                  fact_area::env | fact_area::gpus};
-const Check compute_mode_entry{"compute_mode",
-                               "a GPU's compute mode",
-                               compute_mode,
-                               {FindingId::exclusive_compute_mode_busy},
-                               fact_area::gpus};
+extern const Check visible_devices_entry{"visible_devices",
+                                         "GPUs CUDA_VISIBLE_DEVICES hides",
+                                         visible_devices,
+                                         {FindingId::cuda_visible_devices_hides_gpu},
+                                         fact_area::env | fact_area::gpus};
+extern const Check compute_mode_entry{"compute_mode",
+                                      "a GPU's compute mode",
+                                      compute_mode,
+                                      {FindingId::exclusive_compute_mode_busy},
+                                      fact_area::gpus};
 
-const Check windows_no_driver_entry{"windows_no_driver",
-                                    "no NVIDIA driver (no nvcuda.dll)",
-                                    windows_no_driver,
-                                    {FindingId::no_nvidia_driver},
-                                    fact_area::driver | fact_area::windows};
+extern const Check windows_no_driver_entry{"windows_no_driver",
+                                           "no NVIDIA driver (no nvcuda.dll)",
+                                           windows_no_driver,
+                                           {FindingId::no_nvidia_driver},
+                                           fact_area::driver | fact_area::windows};
 
 }  // namespace checks
 }  // namespace dlenv

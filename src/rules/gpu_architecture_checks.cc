@@ -202,18 +202,19 @@ void tf_archs(const Ctx& c, Findings& out) {
   }
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check torch_gpu_arch_entry{
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check torch_gpu_arch_entry{
     "torch_gpu_arch",
     "the GPU against the torch wheel's architectures",
     torch_gpu_arch,
     {FindingId::gpu_too_old_for_wheel, FindingId::no_kernel_image_new_gpu},
     fact_area::gpus | fact_area::python};
-const Check tf_archs_entry{"tf_archs",
-                           "the GPU against TensorFlow's kernels",
-                           tf_archs,
-                           {FindingId::no_kernel_image_new_gpu, FindingId::tf_ptx_jit_new_arch},
-                           fact_area::gpus | fact_area::python};
+extern const Check tf_archs_entry{
+    "tf_archs",
+    "the GPU against TensorFlow's kernels",
+    tf_archs,
+    {FindingId::no_kernel_image_new_gpu, FindingId::tf_ptx_jit_new_arch},
+    fact_area::gpus | fact_area::python};
 
 }  // namespace checks
 }  // namespace dlenv

@@ -119,17 +119,17 @@ void ide_interpreter_stale(const Ctx& c, Findings& out) {
   }
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check ide_vs_shell_entry{"ide_vs_shell",
-                               "the IDE's interpreter against the shell's",
-                               ide_vs_shell,
-                               {FindingId::ide_interpreter_differs_from_shell},
-                               fact_area::python};
-const Check ide_interpreter_stale_entry{"ide_interpreter_stale",
-                                        "an IDE interpreter that no longer exists",
-                                        ide_interpreter_stale,
-                                        {FindingId::ide_interpreter_stale},
-                                        fact_area::python};
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check ide_vs_shell_entry{"ide_vs_shell",
+                                      "the IDE's interpreter against the shell's",
+                                      ide_vs_shell,
+                                      {FindingId::ide_interpreter_differs_from_shell},
+                                      fact_area::python};
+extern const Check ide_interpreter_stale_entry{"ide_interpreter_stale",
+                                               "an IDE interpreter that no longer exists",
+                                               ide_interpreter_stale,
+                                               {FindingId::ide_interpreter_stale},
+                                               fact_area::python};
 
 }  // namespace checks
 }  // namespace dlenv

@@ -169,23 +169,23 @@ void xla_cuda_files(const Ctx& c, Findings& out) {
   }
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check jax_cpu_only_entry{"jax_cpu_only",
-                               "a CPU-only jaxlib",
-                               jax_cpu_only,
-                               {FindingId::jax_cpu_only_jaxlib},
-                               fact_area::driver | fact_area::gpus | fact_area::python};
-const Check jax_ld_library_path_entry{
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check jax_cpu_only_entry{"jax_cpu_only",
+                                      "a CPU-only jaxlib",
+                                      jax_cpu_only,
+                                      {FindingId::jax_cpu_only_jaxlib},
+                                      fact_area::driver | fact_area::gpus | fact_area::python};
+extern const Check jax_ld_library_path_entry{
     "jax_ld_library_path",
     "LD_LIBRARY_PATH over JAX's CUDA wheels",
     jax_ld_library_path,
     {FindingId::jax_ld_library_path_overrides_wheels},
     fact_area::cudnn | fact_area::env | fact_area::python | fact_area::toolkits};
-const Check xla_cuda_files_entry{"xla_cuda_files",
-                                 "libdevice and ptxas for XLA",
-                                 xla_cuda_files,
-                                 {FindingId::xla_libdevice_ptxas_not_found},
-                                 fact_area::env | fact_area::python};
+extern const Check xla_cuda_files_entry{"xla_cuda_files",
+                                        "libdevice and ptxas for XLA",
+                                        xla_cuda_files,
+                                        {FindingId::xla_libdevice_ptxas_not_found},
+                                        fact_area::env | fact_area::python};
 
 }  // namespace checks
 }  // namespace dlenv

@@ -91,17 +91,17 @@ void xid79(const Ctx& c, Findings& out) {
   out.push_back(std::move(x));
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check secure_boot_entry{"secure_boot",
-                              "Secure Boot against an unsigned module",
-                              secure_boot,
-                              {FindingId::secure_boot_blocks_unsigned_module},
-                              fact_area::driver | fact_area::system};
-const Check xid79_entry{"xid79",
-                        "Xid 79 (GPU fallen off the bus)",
-                        xid79,
-                        {FindingId::gpu_fallen_off_bus_xid79},
-                        fact_area::system};
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check secure_boot_entry{"secure_boot",
+                                     "Secure Boot against an unsigned module",
+                                     secure_boot,
+                                     {FindingId::secure_boot_blocks_unsigned_module},
+                                     fact_area::driver | fact_area::system};
+extern const Check xid79_entry{"xid79",
+                               "Xid 79 (GPU fallen off the bus)",
+                               xid79,
+                               {FindingId::gpu_fallen_off_bus_xid79},
+                               fact_area::system};
 
 }  // namespace checks
 }  // namespace dlenv

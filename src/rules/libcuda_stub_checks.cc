@@ -145,23 +145,24 @@ void loader_preload_stub(const RuleContext& c, std::vector<Finding>& out) {
   }
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check loader_libcuda_stub_entry{
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check loader_libcuda_stub_entry{
     "loader_libcuda_stub",
     "the stub libcuda.so that dlopen(\"libcuda.so.1\") picks (loader model)",
     loader_libcuda_stub,
     {FindingId::libcuda_stub_loaded},
     fact_area::env | fact_area::loader};
-const Check stub_loaded_entry{
+extern const Check stub_loaded_entry{
     "stub_loaded",
     "a stub libcuda.so loaded or on the search path (live load, file scan)",
     stub_loaded,
     {FindingId::libcuda_stub_loaded},
     fact_area::driver | fact_area::loader};
-const Check loader_preload_stub_entry{"loader_preload_stub",
-                                      "a stub libcuda.so in LD_PRELOAD or /etc/ld.so.preload",
-                                      loader_preload_stub,
-                                      {FindingId::libcuda_stub_loaded},
-                                      fact_area::driver | fact_area::env | fact_area::loader};
+extern const Check loader_preload_stub_entry{
+    "loader_preload_stub",
+    "a stub libcuda.so in LD_PRELOAD or /etc/ld.so.preload",
+    loader_preload_stub,
+    {FindingId::libcuda_stub_loaded},
+    fact_area::driver | fact_area::env | fact_area::loader};
 
 }  // namespace dlenv::checks

@@ -44,8 +44,8 @@ void live_probe_failures(const Ctx& c, Findings& out) {
   }
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check live_probe_failures_entry{
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check live_probe_failures_entry{
     "live_probe_failures",
     "live probes that failed in their child",
     live_probe_failures,

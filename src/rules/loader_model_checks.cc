@@ -229,27 +229,28 @@ void ld_library_path_tokens(const Ctx& c, Findings& out) {
   out.push_back(std::move(x));
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check wrong_bitness_entry{"wrong_bitness",
-                                "32-bit DLLs a 64-bit load takes (193)",
-                                wrong_bitness,
-                                {FindingId::win_dll_wrong_bitness_193},
-                                fact_area::loader};
-const Check cudnn_mixed_127_entry{"cudnn_mixed_127",
-                                  "cuDNN DLLs of several releases (127)",
-                                  cudnn_mixed_127,
-                                  {FindingId::win_cudnn_mixed_versions_127},
-                                  fact_area::loader};
-const Check py38_path_entry{"py38_path",
-                            "CUDA DLLs only on PATH for Python >= 3.8 extensions",
-                            py38_path,
-                            {FindingId::win_py38_path_not_searched},
-                            fact_area::loader};
-const Check ld_library_path_tokens_entry{"ld_library_path_tokens",
-                                         "LD_LIBRARY_PATH entries that are not fixed directories",
-                                         ld_library_path_tokens,
-                                         {FindingId::ld_library_path_unfixed_entry},
-                                         fact_area::env | fact_area::loader};
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check wrong_bitness_entry{"wrong_bitness",
+                                       "32-bit DLLs a 64-bit load takes (193)",
+                                       wrong_bitness,
+                                       {FindingId::win_dll_wrong_bitness_193},
+                                       fact_area::loader};
+extern const Check cudnn_mixed_127_entry{"cudnn_mixed_127",
+                                         "cuDNN DLLs of several releases (127)",
+                                         cudnn_mixed_127,
+                                         {FindingId::win_cudnn_mixed_versions_127},
+                                         fact_area::loader};
+extern const Check py38_path_entry{"py38_path",
+                                   "CUDA DLLs only on PATH for Python >= 3.8 extensions",
+                                   py38_path,
+                                   {FindingId::win_py38_path_not_searched},
+                                   fact_area::loader};
+extern const Check ld_library_path_tokens_entry{
+    "ld_library_path_tokens",
+    "LD_LIBRARY_PATH entries that are not fixed directories",
+    ld_library_path_tokens,
+    {FindingId::ld_library_path_unfixed_entry},
+    fact_area::env | fact_area::loader};
 
 }  // namespace checks
 }  // namespace dlenv

@@ -167,19 +167,19 @@ void ort_cuda_libraries(const Ctx& c, Findings& out) {
   }
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check ort_both_entry{"ort_both",
-                           "onnxruntime and onnxruntime-gpu together",
-                           ort_both,
-                           {FindingId::ort_cpu_and_gpu_packages_coexist},
-                           fact_area::python};
-const Check ort_cuda_libraries_entry{"ort_cuda_libraries",
-                                     "the CUDA libraries ONNX Runtime's CUDA provider needs",
-                                     ort_cuda_libraries,
-                                     {FindingId::ort_cuda_provider_load_failure},
-                                     fact_area::cudnn | fact_area::driver | fact_area::gpus |
-                                         fact_area::python | fact_area::toolkits |
-                                         fact_area::windows};
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check ort_both_entry{"ort_both",
+                                  "onnxruntime and onnxruntime-gpu together",
+                                  ort_both,
+                                  {FindingId::ort_cpu_and_gpu_packages_coexist},
+                                  fact_area::python};
+extern const Check ort_cuda_libraries_entry{"ort_cuda_libraries",
+                                            "the CUDA libraries ONNX Runtime's CUDA provider needs",
+                                            ort_cuda_libraries,
+                                            {FindingId::ort_cuda_provider_load_failure},
+                                            fact_area::cudnn | fact_area::driver | fact_area::gpus |
+                                                fact_area::python | fact_area::toolkits |
+                                                fact_area::windows};
 
 }  // namespace checks
 }  // namespace dlenv

@@ -154,13 +154,13 @@ void paddle_cudnn(const Ctx& c, Findings& out) {
   }
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check paddle_cpu_entry{"paddle_cpu",
-                             "the CPU paddlepaddle package",
-                             paddle_cpu,
-                             {FindingId::paddle_cpu_package_installed},
-                             fact_area::driver | fact_area::gpus | fact_area::python};
-const Check paddle_cudnn_entry{
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check paddle_cpu_entry{"paddle_cpu",
+                                    "the CPU paddlepaddle package",
+                                    paddle_cpu,
+                                    {FindingId::paddle_cpu_package_installed},
+                                    fact_area::driver | fact_area::gpus | fact_area::python};
+extern const Check paddle_cudnn_entry{
     "paddle_cudnn",
     "the cuDNN paddle's build loads",
     paddle_cudnn,

@@ -567,43 +567,44 @@ void torch_deep_cudnn(const Ctx& c, Findings& out) {
   }
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check loader_framework_cudnn_mix_entry{
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check loader_framework_cudnn_mix_entry{
     "loader_framework_cudnn_mix",
     "a framework loading cuDNN/cuBLAS of two releases (loader model)",
     loader_framework_cudnn_mix,
     {FindingId::pip_cudnn_vs_system_cudnn_symbols},
     fact_area::env | fact_area::loader | fact_area::python};
-const Check loader_cudnn_not_found_entry{
+extern const Check loader_cudnn_not_found_entry{
     "loader_cudnn_not_found",
     "a libcudnn.so.N a framework needs and the loader finds nowhere",
     loader_cudnn_not_found,
     {FindingId::libcudnn8_not_found},
     fact_area::cudnn | fact_area::driver | fact_area::gpus | fact_area::loader | fact_area::python};
 
-const Check pip_vs_system_cudnn_entry{
+extern const Check pip_vs_system_cudnn_entry{
     "pip_vs_system_cudnn",
     "a system cuDNN on LD_LIBRARY_PATH against the wheel's (metadata)",
     pip_vs_system_cudnn,
     {FindingId::pip_cudnn_vs_system_cudnn_symbols},
     fact_area::cudnn | fact_area::loader | fact_area::python};
-const Check loader_preload_cudnn_entry{"loader_preload_cudnn",
-                                       "a cuDNN in LD_PRELOAD or /etc/ld.so.preload",
-                                       loader_preload_cudnn,
-                                       {FindingId::pip_cudnn_vs_system_cudnn_symbols},
-                                       fact_area::cudnn | fact_area::env | fact_area::loader};
-const Check wheel_pins_entry{
+extern const Check loader_preload_cudnn_entry{
+    "loader_preload_cudnn",
+    "a cuDNN in LD_PRELOAD or /etc/ld.so.preload",
+    loader_preload_cudnn,
+    {FindingId::pip_cudnn_vs_system_cudnn_symbols},
+    fact_area::cudnn | fact_area::env | fact_area::loader};
+extern const Check wheel_pins_entry{
     "wheel_pins",
     "NVIDIA wheels against the versions a framework pins",
     wheel_pins,
     {FindingId::jax_cudnn_version_mismatch, FindingId::libcudnn8_not_found,
      FindingId::torch_cudnn_runtime_older_than_build},
     fact_area::cudnn | fact_area::env | fact_area::loader | fact_area::python};
-const Check torch_deep_cudnn_entry{"torch_deep_cudnn",
-                                   "torch's runtime cuDNN against its build's (--deep)",
-                                   torch_deep_cudnn,
-                                   {FindingId::torch_cudnn_runtime_older_than_build},
-                                   fact_area::python | fact_area::windows};
+extern const Check torch_deep_cudnn_entry{"torch_deep_cudnn",
+                                          "torch's runtime cuDNN against its build's (--deep)",
+                                          torch_deep_cudnn,
+                                          {FindingId::torch_cudnn_runtime_older_than_build},
+                                          fact_area::python | fact_area::windows};
 
 }  // namespace checks
 }  // namespace dlenv

@@ -96,8 +96,8 @@ void deep_results(const Ctx& c, Findings& out) {
   }
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check deep_results_entry{
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check deep_results_entry{
     "deep_results",
     "what importing each framework showed (--deep)",
     deep_results,

@@ -293,29 +293,31 @@ void ctranslate2_cudnn(const Ctx& c, Findings& out) {
   }
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check python_version_unsupported_entry{"python_version_unsupported",
-                                             "the Python version against the framework's wheels",
-                                             python_version_unsupported,
-                                             {FindingId::python_version_unsupported_by_framework},
-                                             fact_area::python};
-const Check wheel_tags_entry{
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check python_version_unsupported_entry{
+    "python_version_unsupported",
+    "the Python version against the framework's wheels",
+    python_version_unsupported,
+    {FindingId::python_version_unsupported_by_framework},
+    fact_area::python};
+extern const Check wheel_tags_entry{
     "wheel_tags",
     "a wheel's glibc tag against the system glibc",
     wheel_tags,
     {FindingId::glibc_too_old_for_wheel, FindingId::python_version_unsupported_by_framework},
     fact_area::host | fact_area::python};
-const Check win_32bit_python_entry{"win_32bit_python",
-                                   "a 32-bit Python on Windows",
-                                   win_32bit_python,
-                                   {FindingId::win_32bit_python_no_torch},
-                                   fact_area::python};
-const Check nvjitlink_cusparse_entry{"nvjitlink_cusparse",
-                                     "nvJitLink older than cuSPARSE",
-                                     nvjitlink_cusparse,
-                                     {FindingId::nvjitlink_older_than_cusparse},
-                                     fact_area::env | fact_area::python | fact_area::toolkits};
-const Check ctranslate2_cudnn_entry{
+extern const Check win_32bit_python_entry{"win_32bit_python",
+                                          "a 32-bit Python on Windows",
+                                          win_32bit_python,
+                                          {FindingId::win_32bit_python_no_torch},
+                                          fact_area::python};
+extern const Check nvjitlink_cusparse_entry{
+    "nvjitlink_cusparse",
+    "nvJitLink older than cuSPARSE",
+    nvjitlink_cusparse,
+    {FindingId::nvjitlink_older_than_cusparse},
+    fact_area::env | fact_area::python | fact_area::toolkits};
+extern const Check ctranslate2_cudnn_entry{
     "ctranslate2_cudnn",
     "ctranslate2's cuDNN major",
     ctranslate2_cudnn,

@@ -195,38 +195,39 @@ void tf_tensorrt(const Ctx& c, Findings& out) {
   }
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check tf_gpu_package_entry{"tf_gpu_package",
-                                 "the removed tensorflow-gpu package",
-                                 tf_gpu_package,
-                                 {FindingId::tensorflow_gpu_package_removed},
-                                 fact_area::python};
-const Check win_tf_after_210_entry{"win_tf_after_210",
-                                   "TensorFlow > 2.10 on native Windows",
-                                   win_tf_after_210,
-                                   {FindingId::win_tf_gpu_after_2_10},
-                                   fact_area::driver | fact_area::gpus | fact_area::python};
-const Check tf_gpu_libraries_entry{"tf_gpu_libraries",
-                                   "the CUDA libraries TensorFlow dlopens",
-                                   tf_gpu_libraries,
-                                   {FindingId::tf_cannot_dlopen_gpu_libraries},
-                                   fact_area::cudnn | fact_area::driver | fact_area::gpus |
-                                       fact_area::loader | fact_area::python | fact_area::toolkits};
-const Check tf_cuda_drivers_entry{"tf_cuda_drivers",
-                                  "TensorFlow without a driver",
-                                  tf_cuda_drivers,
-                                  {FindingId::tf_could_not_find_cuda_drivers},
-                                  fact_area::driver | fact_area::gpus | fact_area::python};
-const Check tf_cudnn_minor_entry{"tf_cudnn_minor",
-                                 "TensorFlow's cuDNN minor",
-                                 tf_cudnn_minor,
-                                 {FindingId::tf_cudnn_failed_to_initialize},
-                                 fact_area::cudnn | fact_area::python};
-const Check tf_tensorrt_entry{"tf_tensorrt",
-                              "TensorFlow's TensorRT",
-                              tf_tensorrt,
-                              {FindingId::tf_trt_not_found},
-                              fact_area::python};
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check tf_gpu_package_entry{"tf_gpu_package",
+                                        "the removed tensorflow-gpu package",
+                                        tf_gpu_package,
+                                        {FindingId::tensorflow_gpu_package_removed},
+                                        fact_area::python};
+extern const Check win_tf_after_210_entry{"win_tf_after_210",
+                                          "TensorFlow > 2.10 on native Windows",
+                                          win_tf_after_210,
+                                          {FindingId::win_tf_gpu_after_2_10},
+                                          fact_area::driver | fact_area::gpus | fact_area::python};
+extern const Check tf_gpu_libraries_entry{"tf_gpu_libraries",
+                                          "the CUDA libraries TensorFlow dlopens",
+                                          tf_gpu_libraries,
+                                          {FindingId::tf_cannot_dlopen_gpu_libraries},
+                                          fact_area::cudnn | fact_area::driver | fact_area::gpus |
+                                              fact_area::loader | fact_area::python |
+                                              fact_area::toolkits};
+extern const Check tf_cuda_drivers_entry{"tf_cuda_drivers",
+                                         "TensorFlow without a driver",
+                                         tf_cuda_drivers,
+                                         {FindingId::tf_could_not_find_cuda_drivers},
+                                         fact_area::driver | fact_area::gpus | fact_area::python};
+extern const Check tf_cudnn_minor_entry{"tf_cudnn_minor",
+                                        "TensorFlow's cuDNN minor",
+                                        tf_cudnn_minor,
+                                        {FindingId::tf_cudnn_failed_to_initialize},
+                                        fact_area::cudnn | fact_area::python};
+extern const Check tf_tensorrt_entry{"tf_tensorrt",
+                                     "TensorFlow's TensorRT",
+                                     tf_tensorrt,
+                                     {FindingId::tf_trt_not_found},
+                                     fact_area::python};
 
 }  // namespace checks
 }  // namespace dlenv

@@ -250,43 +250,44 @@ void host_compiler(const Ctx& c, Findings& out) {
   }
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check toolkit_vs_driver_entry{"toolkit_vs_driver",
-                                    "each toolkit against the driver's CUDA",
-                                    toolkit_vs_driver,
-                                    {FindingId::cuda_driver_insufficient},
-                                    fact_area::driver | fact_area::toolkits};
-const Check toolkits_disagree_entry{"toolkits_disagree",
-                                    "PATH, CUDA_HOME and LD_LIBRARY_PATH select different toolkits",
-                                    toolkits_disagree,
-                                    {FindingId::cuda_toolkits_disagree},
-                                    fact_area::env | fact_area::toolkits};
-const Check nvcc_vs_smi_entry{"nvcc_vs_smi",
-                              "nvcc's CUDA against nvidia-smi's",
-                              nvcc_vs_smi,
-                              {FindingId::nvcc_vs_nvidia_smi_version_confusion},
-                              fact_area::driver | fact_area::toolkits};
-const Check gpu_vs_toolkits_entry{"gpu_vs_toolkits",
-                                  "a GPU no installed toolkit compiles for",
-                                  gpu_vs_toolkits,
-                                  {FindingId::nvcc_unsupported_gpu_arch},
-                                  fact_area::gpus | fact_area::toolkits};
-const Check cuda_home_unset_entry{"cuda_home_unset",
-                                  "a toolkit with neither nvcc on PATH nor CUDA_HOME",
-                                  cuda_home_unset,
-                                  {FindingId::cuda_home_not_set},
-                                  fact_area::env | fact_area::toolkits};
-const Check toolkit_change_interrupted_entry{"toolkit_change_interrupted",
-                                             "an interrupted dlenv change to a toolkit",
-                                             toolkit_change_interrupted,
-                                             {FindingId::toolkit_change_interrupted},
-                                             fact_area::changes};
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check toolkit_vs_driver_entry{"toolkit_vs_driver",
+                                           "each toolkit against the driver's CUDA",
+                                           toolkit_vs_driver,
+                                           {FindingId::cuda_driver_insufficient},
+                                           fact_area::driver | fact_area::toolkits};
+extern const Check toolkits_disagree_entry{
+    "toolkits_disagree",
+    "PATH, CUDA_HOME and LD_LIBRARY_PATH select different toolkits",
+    toolkits_disagree,
+    {FindingId::cuda_toolkits_disagree},
+    fact_area::env | fact_area::toolkits};
+extern const Check nvcc_vs_smi_entry{"nvcc_vs_smi",
+                                     "nvcc's CUDA against nvidia-smi's",
+                                     nvcc_vs_smi,
+                                     {FindingId::nvcc_vs_nvidia_smi_version_confusion},
+                                     fact_area::driver | fact_area::toolkits};
+extern const Check gpu_vs_toolkits_entry{"gpu_vs_toolkits",
+                                         "a GPU no installed toolkit compiles for",
+                                         gpu_vs_toolkits,
+                                         {FindingId::nvcc_unsupported_gpu_arch},
+                                         fact_area::gpus | fact_area::toolkits};
+extern const Check cuda_home_unset_entry{"cuda_home_unset",
+                                         "a toolkit with neither nvcc on PATH nor CUDA_HOME",
+                                         cuda_home_unset,
+                                         {FindingId::cuda_home_not_set},
+                                         fact_area::env | fact_area::toolkits};
+extern const Check toolkit_change_interrupted_entry{"toolkit_change_interrupted",
+                                                    "an interrupted dlenv change to a toolkit",
+                                                    toolkit_change_interrupted,
+                                                    {FindingId::toolkit_change_interrupted},
+                                                    fact_area::changes};
 
-const Check host_compiler_entry{"host_compiler",
-                                "the host compiler against nvcc",
-                                host_compiler,
-                                {FindingId::nvcc_unsupported_host_compiler},
-                                fact_area::system | fact_area::toolkits};
+extern const Check host_compiler_entry{"host_compiler",
+                                       "the host compiler against nvcc",
+                                       host_compiler,
+                                       {FindingId::nvcc_unsupported_host_compiler},
+                                       fact_area::system | fact_area::toolkits};
 
 }  // namespace checks
 }  // namespace dlenv

@@ -340,37 +340,38 @@ void cublas_pin(const Ctx& c, Findings& out) {
   }
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check torch_cpu_build_entry{"torch_cpu_build",
-                                  "a CPU-only torch build",
-                                  torch_cpu_build,
-                                  {FindingId::torch_cpu_build_installed},
-                                  fact_area::driver | fact_area::gpus | fact_area::python};
-const Check torch_companions_mixed_entry{"torch_companions_mixed",
-                                         "torch and its companions from different indexes",
-                                         torch_companions_mixed,
-                                         {FindingId::pip_replaced_cuda_torch_with_pypi_build},
-                                         fact_area::driver | fact_area::python};
-const Check torch_driver_too_old_entry{"torch_driver_too_old",
-                                       "the driver against the torch wheel's CUDA",
-                                       torch_driver_too_old,
-                                       {FindingId::torch_driver_too_old},
-                                       fact_area::driver | fact_area::python};
-const Check toolkit_vs_torch_entry{"toolkit_vs_torch",
-                                   "the toolkit against torch's CUDA (extension builds)",
-                                   toolkit_vs_torch,
-                                   {FindingId::toolkit_vs_torch_cuda_mismatch},
-                                   fact_area::python | fact_area::toolkits};
-const Check extension_abi_entry{"extension_abi",
-                                "prebuilt extensions against torch's ABI",
-                                extension_abi,
-                                {FindingId::prebuilt_extension_abi_mismatch},
-                                fact_area::python};
-const Check cublas_pin_entry{"cublas_pin",
-                             "the cuBLAS wheel against torch's pin",
-                             cublas_pin,
-                             {FindingId::cublas_gemm_invalid_value_mismatch},
-                             fact_area::python | fact_area::windows};
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check torch_cpu_build_entry{"torch_cpu_build",
+                                         "a CPU-only torch build",
+                                         torch_cpu_build,
+                                         {FindingId::torch_cpu_build_installed},
+                                         fact_area::driver | fact_area::gpus | fact_area::python};
+extern const Check torch_companions_mixed_entry{
+    "torch_companions_mixed",
+    "torch and its companions from different indexes",
+    torch_companions_mixed,
+    {FindingId::pip_replaced_cuda_torch_with_pypi_build},
+    fact_area::driver | fact_area::python};
+extern const Check torch_driver_too_old_entry{"torch_driver_too_old",
+                                              "the driver against the torch wheel's CUDA",
+                                              torch_driver_too_old,
+                                              {FindingId::torch_driver_too_old},
+                                              fact_area::driver | fact_area::python};
+extern const Check toolkit_vs_torch_entry{"toolkit_vs_torch",
+                                          "the toolkit against torch's CUDA (extension builds)",
+                                          toolkit_vs_torch,
+                                          {FindingId::toolkit_vs_torch_cuda_mismatch},
+                                          fact_area::python | fact_area::toolkits};
+extern const Check extension_abi_entry{"extension_abi",
+                                       "prebuilt extensions against torch's ABI",
+                                       extension_abi,
+                                       {FindingId::prebuilt_extension_abi_mismatch},
+                                       fact_area::python};
+extern const Check cublas_pin_entry{"cublas_pin",
+                                    "the cuBLAS wheel against torch's pin",
+                                    cublas_pin,
+                                    {FindingId::cublas_gemm_invalid_value_mismatch},
+                                    fact_area::python | fact_area::windows};
 
 }  // namespace checks
 }  // namespace dlenv

@@ -225,23 +225,23 @@ void win_ctranslate2_cudnn9(const Ctx& c, Findings& out) {
   }
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check win_tf_libraries_entry{
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check win_tf_libraries_entry{
     "win_tf_libraries",
     "the CUDA DLLs TensorFlow loads on Windows",
     win_tf_libraries,
     {FindingId::win_tf_cudart_wrong_cuda_major, FindingId::win_tf_cudnn64_dll_not_found},
     fact_area::cudnn | fact_area::python | fact_area::windows};
-const Check win_paddle_dso_entry{"win_paddle_dso",
-                                 "paddle's third-party DLLs",
-                                 win_paddle_dso,
-                                 {FindingId::win_paddle_third_party_dso},
-                                 fact_area::cudnn | fact_area::python | fact_area::windows};
-const Check win_ctranslate2_cudnn9_entry{"win_ctranslate2_cudnn9",
-                                         "ctranslate2's cuDNN 9 on Windows",
-                                         win_ctranslate2_cudnn9,
-                                         {FindingId::win_cudnn9_required_by_ctranslate2},
-                                         fact_area::python | fact_area::windows};
+extern const Check win_paddle_dso_entry{"win_paddle_dso",
+                                        "paddle's third-party DLLs",
+                                        win_paddle_dso,
+                                        {FindingId::win_paddle_third_party_dso},
+                                        fact_area::cudnn | fact_area::python | fact_area::windows};
+extern const Check win_ctranslate2_cudnn9_entry{"win_ctranslate2_cudnn9",
+                                                "ctranslate2's cuDNN 9 on Windows",
+                                                win_ctranslate2_cudnn9,
+                                                {FindingId::win_cudnn9_required_by_ctranslate2},
+                                                fact_area::python | fact_area::windows};
 
 }  // namespace checks
 }  // namespace dlenv

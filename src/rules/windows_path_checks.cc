@@ -191,18 +191,18 @@ void win_special_chars(const Ctx& c, Findings& out) {
   out.push_back(std::move(x));
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check win_cuda_path_entry{"win_cuda_path",
-                                "CUDA_PATH and the toolkits PATH selects",
-                                win_cuda_path,
-                                {FindingId::win_cuda_path_confusion},
-                                fact_area::toolkits | fact_area::windows};
-const Check win_path_not_reloaded_entry{"win_path_not_reloaded",
-                                        "a PATH the shell has not reloaded",
-                                        win_path_not_reloaded,
-                                        {FindingId::win_path_not_reloaded},
-                                        fact_area::env | fact_area::windows};
-const Check win_special_chars_entry{
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check win_cuda_path_entry{"win_cuda_path",
+                                       "CUDA_PATH and the toolkits PATH selects",
+                                       win_cuda_path,
+                                       {FindingId::win_cuda_path_confusion},
+                                       fact_area::toolkits | fact_area::windows};
+extern const Check win_path_not_reloaded_entry{"win_path_not_reloaded",
+                                               "a PATH the shell has not reloaded",
+                                               win_path_not_reloaded,
+                                               {FindingId::win_path_not_reloaded},
+                                               fact_area::env | fact_area::windows};
+extern const Check win_special_chars_entry{
     "win_special_chars",
     "install paths with special characters",
     win_special_chars,

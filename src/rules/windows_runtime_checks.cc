@@ -209,27 +209,27 @@ void win_duplicate_openmp(const Ctx& c, Findings& out) {
   }
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check win_vcredist_entry{"win_vcredist",
-                               "the Visual C++ runtime",
-                               win_vcredist,
-                               {FindingId::win_vcredist_not_detected_warning},
-                               fact_area::python | fact_area::windows};
-const Check win_msvc_too_old_entry{"win_msvc_too_old",
-                                   "an MSVC runtime too old for torch (c10.dll, 1114)",
-                                   win_msvc_too_old,
-                                   {FindingId::win_torch_c10_dll_init_1114},
-                                   fact_area::python | fact_area::windows};
-const Check win_libomp140_entry{"win_libomp140",
-                                "fbgemm.dll's libomp140",
-                                win_libomp140,
-                                {FindingId::win_torch_fbgemm_libomp140},
-                                fact_area::python | fact_area::windows};
-const Check win_duplicate_openmp_entry{"win_duplicate_openmp",
-                                       "several OpenMP runtimes",
-                                       win_duplicate_openmp,
-                                       {FindingId::win_duplicate_openmp_runtime},
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check win_vcredist_entry{"win_vcredist",
+                                      "the Visual C++ runtime",
+                                      win_vcredist,
+                                      {FindingId::win_vcredist_not_detected_warning},
+                                      fact_area::python | fact_area::windows};
+extern const Check win_msvc_too_old_entry{"win_msvc_too_old",
+                                          "an MSVC runtime too old for torch (c10.dll, 1114)",
+                                          win_msvc_too_old,
+                                          {FindingId::win_torch_c10_dll_init_1114},
+                                          fact_area::python | fact_area::windows};
+extern const Check win_libomp140_entry{"win_libomp140",
+                                       "fbgemm.dll's libomp140",
+                                       win_libomp140,
+                                       {FindingId::win_torch_fbgemm_libomp140},
                                        fact_area::python | fact_area::windows};
+extern const Check win_duplicate_openmp_entry{"win_duplicate_openmp",
+                                              "several OpenMP runtimes",
+                                              win_duplicate_openmp,
+                                              {FindingId::win_duplicate_openmp_runtime},
+                                              fact_area::python | fact_area::windows};
 
 }  // namespace checks
 }  // namespace dlenv

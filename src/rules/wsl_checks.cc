@@ -195,34 +195,35 @@ void wsl_no_windows_driver(const Ctx& c, Findings& out) {
   out.push_back(std::move(x));
 }
 
-// This file's entries of the check table (rules/check_table.cc).
-const Check wsl1_entry{"wsl1", "WSL 1", wsl1, {FindingId::wsl1_has_no_gpu}, fact_area::system};
-const Check wsl_linux_driver_entry{"wsl_linux_driver",
-                                   "a Linux driver installed inside WSL 2",
-                                   wsl_linux_driver,
-                                   {FindingId::wsl_linux_driver_installed_inside},
-                                   fact_area::driver | fact_area::system};
-const Check wsl_unversioned_entry{
+// This file's entries of the check table (rules/check_table.cc lists them).
+extern const Check wsl1_entry{
+    "wsl1", "WSL 1", wsl1, {FindingId::wsl1_has_no_gpu}, fact_area::system};
+extern const Check wsl_linux_driver_entry{"wsl_linux_driver",
+                                          "a Linux driver installed inside WSL 2",
+                                          wsl_linux_driver,
+                                          {FindingId::wsl_linux_driver_installed_inside},
+                                          fact_area::driver | fact_area::system};
+extern const Check wsl_unversioned_entry{
     "wsl_unversioned",
     "WSL's unversioned libcuda.so",
     wsl_unversioned,
     {FindingId::wsl_unversioned_libcuda_not_found},
     fact_area::cudnn | fact_area::env | fact_area::python | fact_area::system};
-const Check wsl_not_symlink_entry{"wsl_not_symlink",
-                                  "WSL's libcuda copies that are not links",
-                                  wsl_not_symlink,
-                                  {FindingId::wsl_libcuda_not_symlink_warning},
-                                  fact_area::system};
-const Check wsl_blocked_entry{"wsl_blocked",
-                              "GPU access blocked in WSL 2",
-                              wsl_blocked,
-                              {FindingId::wsl_gpu_access_blocked},
-                              fact_area::driver | fact_area::system};
-const Check wsl_no_windows_driver_entry{"wsl_no_windows_driver",
-                                        "WSL 2 without the Windows GPU driver",
-                                        wsl_no_windows_driver,
-                                        {FindingId::wsl_no_windows_gpu_driver},
-                                        fact_area::system};
+extern const Check wsl_not_symlink_entry{"wsl_not_symlink",
+                                         "WSL's libcuda copies that are not links",
+                                         wsl_not_symlink,
+                                         {FindingId::wsl_libcuda_not_symlink_warning},
+                                         fact_area::system};
+extern const Check wsl_blocked_entry{"wsl_blocked",
+                                     "GPU access blocked in WSL 2",
+                                     wsl_blocked,
+                                     {FindingId::wsl_gpu_access_blocked},
+                                     fact_area::driver | fact_area::system};
+extern const Check wsl_no_windows_driver_entry{"wsl_no_windows_driver",
+                                               "WSL 2 without the Windows GPU driver",
+                                               wsl_no_windows_driver,
+                                               {FindingId::wsl_no_windows_gpu_driver},
+                                               fact_area::system};
 
 }  // namespace checks
 }  // namespace dlenv
