@@ -25,7 +25,12 @@ struct FileStat {
   uint32_t mode = 0;  // permission bits (07777)
   uint32_t uid = 0;
   uint32_t gid = 0;
-  int64_t mtime = 0;  // seconds since the epoch
+  int64_t mtime = 0;       // seconds since the epoch
+  int64_t mtime_nsec = 0;  // and the nanoseconds within that second
+  // st_dev / st_ino: which file this is (hard links of one file share them); 0 where the
+  // platform does not say (Windows), so that no two files are taken for one.
+  uint64_t device = 0;
+  uint64_t inode = 0;
 };
 
 struct DirEntry {

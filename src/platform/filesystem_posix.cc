@@ -45,6 +45,9 @@ FileStat to_file_stat(const struct stat& st) {
   out.uid = static_cast<uint32_t>(st.st_uid);
   out.gid = static_cast<uint32_t>(st.st_gid);
   out.mtime = static_cast<int64_t>(st.st_mtime);
+  out.mtime_nsec = static_cast<int64_t>(st.st_mtim.tv_nsec);
+  out.device = static_cast<uint64_t>(st.st_dev);
+  out.inode = static_cast<uint64_t>(st.st_ino);
   return out;
 }
 

@@ -19,6 +19,7 @@ struct Candidate {
   std::string via;
   std::string toolkit_root;
   std::string python_site;
+  std::string real_dir = {};  // dir with its links resolved, by add_candidate
 };
 
 void add_candidate(std::vector<Candidate>& out, const FileSystem& fs, Candidate c) {
@@ -26,13 +27,14 @@ void add_candidate(std::vector<Candidate>& out, const FileSystem& fs, Candidate 
   if (!fs.is_dir(c.dir)) return;
   std::string real = fs.real_path(c.dir).value_or(c.dir);
   for (auto& existing : out) {
-    if (fs.real_path(existing.dir).value_or(existing.dir) == real) {
+    if (existing.real_dir == real) {
       if (!contains(existing.via, c.via)) existing.via += ", " + c.via;
       if (existing.toolkit_root.empty()) existing.toolkit_root = c.toolkit_root;
       if (existing.python_site.empty()) existing.python_site = c.python_site;
       return;
     }
   }
+  c.real_dir = std::move(real);
   out.push_back(std::move(c));
 }
 

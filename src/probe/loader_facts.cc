@@ -3,12 +3,15 @@
 // loader models (never executed, never loaded), plus the preload lists and the
 // LD_LIBRARY_PATH entries that are not fixed directories.
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 
 #include "binfmt/elf.h"
 #include "binfmt/pe.h"
+#include "platform/parallel.h"
 #include "probe/loader_model.h"
 #include "probe/loader_model_win.h"
 #include "probe/probe.h"
@@ -65,9 +68,26 @@ std::string real_version(const FileSystem& fs, const std::string& path) {
   return pos == std::string::npos ? "" : base.substr(pos + 4);
 }
 
-// probe/loader.cc's settings, with the NVIDIA run-time companions.
-LinuxLoaderSettings linux_settings(const LoaderConfig& loader) {
+// Calls fn(i) for each i in [0, count), on the machine's hardware threads: doctor's walks
+// (each cuDNN copy, each environment's frameworks) are independent, and each one runs on
+// one thread (LinuxLoaderSettings::parallel_lookups off).
+void in_parallel(size_t count, const std::function<void(size_t)>& fn) {
+  for_each_range(
+      count,
+      [&](size_t begin, size_t end) {
+        for (size_t i = begin; i < end; ++i) fn(i);
+      },
+      1);
+}
+
+// probe/loader.cc's settings, with the NVIDIA run-time companions, and the files the walks
+// share: every environment's framework libraries, mostly hard links of one set, and the
+// cuDNN copies are parsed once, their directories read once.
+LinuxLoaderSettings linux_settings(const LoaderConfig& loader,
+                                   const std::shared_ptr<LoaderFileCache>& files) {
   LinuxLoaderSettings ls = linux_loader_settings(loader);
+  ls.files = files;
+  ls.parallel_lookups = false;  // the walks run side by side instead (in_parallel)
   ls.companions = true;
   // The cuDNN sub-libraries come from the companion table; scanning the libraries' data
   // for the cuBLASLt/NVRTC they dlopen reads hundreds of MB (110 ms of a 150 ms doctor
@@ -77,7 +97,8 @@ LinuxLoaderSettings linux_settings(const LoaderConfig& loader) {
 }
 
 // LD_PRELOAD (separated by spaces or colons) and /etc/ld.so.preload (white space).
-void read_preload(const ProbeContext& ctx, const LoaderConfig& loader, LoaderFacts& out) {
+void read_preload(const ProbeContext& ctx, const LoaderConfig& loader,
+                  const std::shared_ptr<LoaderFileCache>& files, LoaderFacts& out) {
   std::vector<std::pair<std::string, std::string>> entries;  // entry, source
   if (auto v = ctx.env.get("LD_PRELOAD")) {
     std::string s = *v;
@@ -95,7 +116,7 @@ void read_preload(const ProbeContext& ctx, const LoaderConfig& loader, LoaderFac
       if (!trim(e).empty()) entries.emplace_back(std::string(trim(e)), "/etc/ld.so.preload");
     }
   }
-  LinuxLoaderSettings ls = linux_settings(loader);
+  LinuxLoaderSettings ls = linux_settings(loader, files);
   ls.companions = false;
   for (const auto& [entry, source] : entries) {
     PreloadEntry p;
@@ -166,40 +187,48 @@ void ld_library_path_issues(const ProbeContext& ctx, LoaderFacts& out) {
 void framework_contexts(const ProbeContext& ctx, const LinuxLoaderSettings& base, const Facts& f,
                         LoaderFacts& out);
 
-void linux_contexts(const ProbeContext& ctx, const LoaderConfig& loader, const Facts& f,
+void linux_contexts(const ProbeContext& ctx, const LoaderConfig& loader,
+                    const std::shared_ptr<LoaderFileCache>& files, const Facts& f,
                     LoaderFacts& out) {
-  LinuxLoaderSettings ls = linux_settings(loader);
+  LinuxLoaderSettings ls = linux_settings(loader, files);
   for (const auto& p : out.preload) {
     if (!p.soname.empty()) ls.preloaded.push_back(p.soname);
   }
   // Each cuDNN copy's main library with the sub-libraries it opens at run time.
+  std::vector<const CudnnCopy*> copies;
   for (const auto& k : f.cudnn) {
-    if (!ctx.fs.exists(k.library)) continue;
-    LoadContext c;
-    c.kind = "cudnn-copy";
-    c.root = k.library;
-    c.label = "cuDNN " + std::to_string(k.major) + " in " + k.dir;
-    take_tree(c, model_linux_load(ctx.fs, ctx.kb, k.library, ls), false);
-    out.contexts.push_back(std::move(c));
+    if (ctx.fs.exists(k.library)) copies.push_back(&k);
   }
   // A program that opens the CUDA libraries by name (dlopen from a binary without
   // RPATH/RUNPATH): what LD_PRELOAD, LD_LIBRARY_PATH and the cache make it take.
-  std::set<std::string> names;
-  for (const auto& k : f.cudnn) names.insert("libcudnn.so." + std::to_string(k.major));
+  std::set<std::string> name_set;
+  for (const auto& k : f.cudnn) name_set.insert("libcudnn.so." + std::to_string(k.major));
   for (const auto& t : f.toolkits) {
     if (!t.version) continue;
     const std::string m = std::to_string(t.version->major());
-    names.insert("libcublas.so." + m);
-    names.insert("libcudart.so." + m);
+    name_set.insert("libcublas.so." + m);
+    name_set.insert("libcudart.so." + m);
   }
-  names.insert("libcuda.so.1");
+  name_set.insert("libcuda.so.1");
   // Some loaders (numba, older code) open the unversioned name, which the toolkit's stubs
   // directory provides by default.
-  names.insert("libcuda.so");
+  name_set.insert("libcuda.so");
+  const std::vector<std::string> names(name_set.begin(), name_set.end());
   LinuxLoaderSettings plain = ls;
   plain.companions = false;
-  for (const auto& n : names) {
-    LoadContext c;
+  // The copies, then the names, each walk on its own (in_parallel), kept in this order.
+  std::vector<LoadContext> contexts(copies.size() + names.size());
+  in_parallel(contexts.size(), [&](size_t i) {
+    LoadContext& c = contexts[i];
+    if (i < copies.size()) {
+      const CudnnCopy& k = *copies[i];
+      c.kind = "cudnn-copy";
+      c.root = k.library;
+      c.label = "cuDNN " + std::to_string(k.major) + " in " + k.dir;
+      take_tree(c, model_linux_load(ctx.fs, ctx.kb, k.library, ls), false);
+      return;
+    }
+    const std::string& n = names[i - copies.size()];
     c.kind = "by-name";
     c.root = n;
     c.label = "a program opening " + n + " by name (dlopen)";
@@ -218,8 +247,8 @@ void linux_contexts(const ProbeContext& ctx, const LoaderConfig& loader, const F
       r.problem.clear();
       break;
     }
-    out.contexts.push_back(std::move(c));
-  }
+  });
+  for (auto& c : contexts) out.contexts.push_back(std::move(c));
   framework_contexts(ctx, ls, f, out);
 }
 
@@ -311,9 +340,24 @@ bool cuda_framework(const FrameworkFacts& fw) {
 // (the loading chain's DT_RPATH does not apply), so they resolve the same, and cuDNN's large
 // sub-libraries are not read a second time (doctor's time budget). A main library without
 // DT_RUNPATH (cuDNN 8), or a copy without a context, gets the whole load modelled.
+// The "cudnn-copy" contexts modelled without an error, as (real path of the root, index in
+// LoaderFacts::contexts), in context order: resolved once, not once per framework library.
+using CudnnCopies = std::vector<std::pair<std::string, size_t>>;
+
+CudnnCopies cudnn_copies(const ProbeContext& ctx, const LoaderFacts& out) {
+  CudnnCopies copies;
+  for (size_t i = 0; i < out.contexts.size(); ++i) {
+    const LoadContext& k = out.contexts[i];
+    if (k.kind == "cudnn-copy" && k.error.empty()) {
+      copies.emplace_back(ctx.fs.real_path(k.root).value_or(k.root), i);
+    }
+  }
+  return copies;
+}
+
 Result<LoadTree> model_framework(const ProbeContext& ctx, const std::string& file,
                                  const LinuxLoaderSettings& ls, const LoaderFacts& out,
-                                 LoadContext& c) {
+                                 const CudnnCopies& copies, LoadContext& c) {
   LinuxLoaderSettings plain = ls;
   plain.companions = false;
   auto tree = model_linux_load(ctx.fs, ctx.kb, file, plain);
@@ -327,11 +371,8 @@ Result<LoadTree> model_framework(const ProbeContext& ctx, const std::string& fil
     if (!starts_with(o.name, "libcudnn") || !o.path || o.missing || !o.elf) continue;
     const LoadContext* copy = nullptr;
     const std::string real = ctx.fs.real_path(*o.path).value_or(*o.path);
-    for (const auto& k : out.contexts) {
-      if (k.kind == "cudnn-copy" && k.error.empty() &&
-          ctx.fs.real_path(k.root).value_or(k.root) == real) {
-        copy = &k;
-      }
+    for (const auto& [root, k] : copies) {
+      if (root == real) copy = &out.contexts[k];  // the last match
     }
     if (!o.elf->runpath || !copy) {
       whole = true;
@@ -363,47 +404,59 @@ void framework_contexts(const ProbeContext& ctx, const LinuxLoaderSettings& base
   ls.companions = true;
   ls.companion_strings = false;
   ls.symbols = false;
+  const CudnnCopies copies = cudnn_copies(ctx, out);
+  std::vector<std::pair<const PythonEnv*, const FrameworkFacts*>> jobs;
   for (const auto& e : f.python) {
     for (const auto& fw : e.frameworks) {
-      if (!cuda_framework(fw)) continue;
-      std::optional<std::string> file;
-      for (const auto& site : e.site_packages) {
-        if ((file = extension_file(ctx.fs, site, fw.name))) break;
-      }
-      if (!file) continue;
-      LoadContext c;
-      c.kind = "framework";
-      c.root = *file;
-      c.framework = fw.name;
-      c.python_prefix = e.prefix;
-      c.python_interpreter = e.interpreter.value.value_or("");
-      c.cuda = fw.cuda.value.value_or("");
-      c.label = fw.name + " " + fw.version + " (" + path_basename(*file) + ") in " + e.prefix;
-      auto tree = model_framework(ctx, *file, ls, out, c);
-      bool needs_cudnn = false;
-      for (const auto& l : c.libs) needs_cudnn |= starts_with(l.name, "libcudnn");
-      out.contexts.push_back(c);
-      if (!tree || needs_cudnn) continue;
-      const int major = dlopened_cudnn_major(fw);
-      if (major <= 0 || tree->objects.empty() || !tree->objects[0].elf) continue;
-      // dlopen("libcudnn.so.N") from the extension: its DT_RPATH (when it has no
-      // DT_RUNPATH), LD_LIBRARY_PATH, its DT_RUNPATH, then the cache and default dirs.
-      const ElfInfo& elf = *tree->objects[0].elf;
-      LinuxLoaderSettings dl = ls;
-      dl.companions = false;
-      dl.dlopen_caller = LinuxLoaderSettings::DlopenCaller{*file, elf.rpath, elf.runpath};
-      const std::string name = "libcudnn.so." + std::to_string(major);
-      LoadContext d = c;
-      d.kind = "framework-dlopen";
-      d.libs.clear();
-      d.label = c.label + " opening " + name + " at run time (dlopen)";
-      take_tree(d, model_linux_load(ctx.fs, ctx.kb, name, dl), false);
-      if (!d.libs.empty()) {
-        d.libs[0].requester = path_basename(*file);
-        d.libs[0].companion = true;
-      }
-      out.contexts.push_back(std::move(d));
+      if (cuda_framework(fw)) jobs.emplace_back(&e, &fw);
     }
+  }
+  // Each environment's framework: its library's load, then the cuDNN it opens at run time;
+  // side by side (in_parallel), kept in environment order.
+  std::vector<std::vector<LoadContext>> made(jobs.size());
+  in_parallel(jobs.size(), [&](size_t j) {
+    const PythonEnv& e = *jobs[j].first;
+    const FrameworkFacts& fw = *jobs[j].second;
+    std::optional<std::string> file;
+    for (const auto& site : e.site_packages) {
+      if ((file = extension_file(ctx.fs, site, fw.name))) break;
+    }
+    if (!file) return;
+    LoadContext c;
+    c.kind = "framework";
+    c.root = *file;
+    c.framework = fw.name;
+    c.python_prefix = e.prefix;
+    c.python_interpreter = e.interpreter.value.value_or("");
+    c.cuda = fw.cuda.value.value_or("");
+    c.label = fw.name + " " + fw.version + " (" + path_basename(*file) + ") in " + e.prefix;
+    auto tree = model_framework(ctx, *file, ls, out, copies, c);
+    bool needs_cudnn = false;
+    for (const auto& l : c.libs) needs_cudnn |= starts_with(l.name, "libcudnn");
+    made[j].push_back(c);
+    if (!tree || needs_cudnn) return;
+    const int major = dlopened_cudnn_major(fw);
+    if (major <= 0 || tree->objects.empty() || !tree->objects[0].elf) return;
+    // dlopen("libcudnn.so.N") from the extension: its DT_RPATH (when it has no
+    // DT_RUNPATH), LD_LIBRARY_PATH, its DT_RUNPATH, then the cache and default dirs.
+    const ElfInfo& elf = *tree->objects[0].elf;
+    LinuxLoaderSettings dl = ls;
+    dl.companions = false;
+    dl.dlopen_caller = LinuxLoaderSettings::DlopenCaller{*file, elf.rpath, elf.runpath};
+    const std::string name = "libcudnn.so." + std::to_string(major);
+    LoadContext d = c;
+    d.kind = "framework-dlopen";
+    d.libs.clear();
+    d.label = c.label + " opening " + name + " at run time (dlopen)";
+    take_tree(d, model_linux_load(ctx.fs, ctx.kb, name, dl), false);
+    if (!d.libs.empty()) {
+      d.libs[0].requester = path_basename(*file);
+      d.libs[0].companion = true;
+    }
+    made[j].push_back(std::move(d));
+  });
+  for (auto& m : made) {
+    for (auto& c : m) out.contexts.push_back(std::move(c));
   }
 }
 
@@ -619,9 +672,10 @@ LoaderFacts probe_loader_facts(const ProbeContext& ctx, const LoaderConfig& load
     windows_contexts(ctx, facts, out);
     return out;
   }
-  read_preload(ctx, loader, out);
+  const auto files = std::make_shared<LoaderFileCache>(ctx.fs);
+  read_preload(ctx, loader, files, out);
   ld_library_path_issues(ctx, out);
-  linux_contexts(ctx, loader, facts, out);
+  linux_contexts(ctx, loader, files, facts, out);
   return out;
 }
 

@@ -55,9 +55,12 @@ void cpu_relax() {
 // so that the walk does not wait for sixteen clone() calls; they are joined when the pool
 // goes (tasks not yet started then are dropped: their futures report a broken promise, and
 // nobody waits on them). Background tasks run only when no other task is queued.
+// Without threads (TaskPool(false)), submit() runs the task at once on the calling thread
+// and submit_all() drops its tasks: they are lookups running ahead, which the walk does
+// itself when no thread has taken them.
 class TaskPool {
  public:
-  TaskPool() = default;
+  explicit TaskPool(bool threads) : threads_wanted_(threads ? hardware_threads() : 0) {}
   TaskPool(const TaskPool&) = delete;
   TaskPool& operator=(const TaskPool&) = delete;
   ~TaskPool() {
@@ -78,10 +81,13 @@ class TaskPool {
     }
   }
 
-  static size_t size() { return std::max(1u, std::thread::hardware_concurrency()); }
+  static size_t hardware_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+  // The threads that work for the walk, its own included.
+  size_t size() const { return std::max<size_t>(threads_wanted_, 1); }
 
   // Starts the threads now rather than at the first task (they start one another).
   void start() {
+    if (threads_wanted_ == 0) return;
     std::lock_guard<std::mutex> lock(mutex_);
     if (threads_.empty()) threads_.emplace_back([this] { work(); });
   }
@@ -90,6 +96,10 @@ class TaskPool {
   std::future<std::invoke_result_t<F>> submit(F f, bool background = false) {
     auto task = std::make_shared<std::packaged_task<std::invoke_result_t<F>()>>(std::move(f));
     auto future = task->get_future();
+    if (threads_wanted_ == 0) {
+      (*task)();
+      return future;
+    }
     std::vector<std::function<void()>> one;
     one.emplace_back([task] { (*task)(); });
     push(std::move(one), background);
@@ -98,7 +108,9 @@ class TaskPool {
 
   // Queues tasks that return nothing under one lock and wakes every idle thread once: a
   // requester's lookups go out together.
-  void submit_all(std::vector<std::function<void()>> tasks) { push(std::move(tasks), false); }
+  void submit_all(std::vector<std::function<void()>> tasks) {
+    if (threads_wanted_ != 0) push(std::move(tasks), false);
+  }
 
   // Waits until every task submitted so far has run (or been dropped by a stop).
   void wait_idle() {
@@ -127,7 +139,7 @@ class TaskPool {
     {
       // Each new thread starts two more: sixteen in four rounds of clone().
       std::lock_guard<std::mutex> lock(mutex_);
-      for (int k = 0; k < 2 && !stop_ && threads_.size() < size(); ++k) {
+      for (int k = 0; k < 2 && !stop_ && threads_.size() < threads_wanted_; ++k) {
         threads_.emplace_back([this] { work(); });
       }
     }
@@ -153,6 +165,7 @@ class TaskPool {
     }
   }
 
+  const size_t threads_wanted_;  // 0: none, tasks run on the caller's thread
   std::mutex mutex_;
   std::condition_variable wake_, idle_;
   std::deque<std::function<void()>> queue_, background_;
@@ -185,6 +198,26 @@ class SharedMemo {
   };
   std::mutex mutex_;
   std::unordered_map<std::string, Entry> map_;
+};
+
+// A file, for LoaderFileCache's parsed ELF files: device and inode (hard links are one
+// file), with size and modification time (a file rewritten in place is another).
+struct FileKey {
+  uint64_t device = 0, inode = 0, size = 0;
+  int64_t mtime = 0, mtime_nsec = 0;
+  bool versions = false;  // parsed with ElfParseOptions::versions
+  bool operator==(const FileKey&) const = default;
+};
+
+struct FileKeyHash {
+  size_t operator()(const FileKey& k) const {
+    uint64_t h = k.device * 0x9e3779b97f4a7c15ULL;
+    for (uint64_t v : {k.inode, k.size, static_cast<uint64_t>(k.mtime),
+                       static_cast<uint64_t>(k.mtime_nsec), uint64_t{k.versions}}) {
+      h = (h ^ v) * 0x100000001b3ULL;
+    }
+    return static_cast<size_t>(h);
+  }
 };
 
 // Records LoadTraceSpans from any thread, when on.
@@ -273,7 +306,12 @@ std::string family_of(std::string_view base) {
 class Modeler {
  public:
   Modeler(const FileSystem& fs, const Kb& kb, const LinuxLoaderSettings& s)
-      : fs_(fs), kb_(kb), s_(s), start_(Clock::now()), tracer_(s.trace, start_) {}
+      : fs_(fs),
+        kb_(kb),
+        s_(s),
+        files_(s.files && &s.files->fs() == &fs ? s.files : std::make_shared<LoaderFileCache>(fs)),
+        start_(Clock::now()),
+        tracer_(s.trace, start_) {}
 
   Result<LoadTree> run(const std::string& file_or_name) {
     const auto start = start_;
@@ -290,7 +328,7 @@ class Modeler {
     LoadedObject root;
     root.name = file_or_name;
     if (file_or_name.find('/') != std::string::npos) {
-      auto st = fs_.stat(file_or_name);
+      auto st = files_->stat(file_or_name);
       if (!st) {
         return fail(
             fmt::format("{}: no such file (give a path to an ELF file, or a library "
@@ -471,7 +509,7 @@ class Modeler {
     const auto ranges = elf_readonly_ranges(bytes);
     uint64_t total = 0;
     for (const auto& r : ranges) total += r.second;
-    const uint64_t span = std::max<uint64_t>(kMinSpan, total / TaskPool::size() + 1);
+    const uint64_t span = std::max<uint64_t>(kMinSpan, total / pool_.size() + 1);
     for (const auto& [offset, size] : ranges) {
       for (uint64_t at = offset; at < offset + size; at += span) {
         const ElfSpan part{at, std::min(at + span, offset + size)};
@@ -510,15 +548,26 @@ class Modeler {
   // they are ready sooner than if the walk started them when it takes the file); any
   // thread. Symbols are looked up in place (ElfSymbolTable), never copied: libtorch_cpu.so
   // alone exports ~250,000.
+  // The parse itself comes from the shared LoaderFileCache (once per file); the file is
+  // mapped here only when its reads need it.
   Result<Opened> open_elf(const std::string& path) {
-    auto m = fs_.map_file(path);
-    if (!m) return fail(fmt::format("{}: cannot read: {}", path, m.error().message));
-    auto e = parse_elf((*m)->bytes(), path, ElfParseOptions{.versions = s_.symbols});
+    auto e = files_->elf(path, s_.symbols);
     if (!e) return std::unexpected(e.error());
     if (!*e) return fail(fmt::format("{}: not an ELF file", path));
-    std::shared_ptr<MappedFile> mapped(std::move(*m));
-    Reads reads = start_reads(path, mapped);
-    return Opened{std::move(mapped), std::move(**e), std::move(reads)};
+    std::shared_ptr<MappedFile> mapped;
+    Reads reads;
+    if (s_.symbols || scanned(path)) {
+      auto m = fs_.map_file(path);
+      if (!m) return fail(fmt::format("{}: cannot read: {}", path, m.error().message));
+      mapped = std::move(*m);
+      reads = start_reads(path, mapped);
+    }
+    return Opened{std::move(mapped), **e, std::move(reads)};
+  }
+
+  // Whether a file's read-only data is scanned for the companions it dlopens.
+  bool scanned(const std::string& path) const {
+    return s_.companions && s_.companion_strings && path_basename(path).starts_with("libcudnn");
   }
 
   // Starts a file's symbol table read and, for cuDNN, its string scan, in the background;
@@ -545,9 +594,7 @@ class Modeler {
           },
           /*background=*/true);
     }
-    if (s_.companions && s_.companion_strings && path_basename(path).starts_with("libcudnn")) {
-      reads.scan = start_scan(path, mapped);
-    }
+    if (scanned(path)) reads.scan = start_scan(path, mapped);
     return reads;
   }
 
@@ -556,7 +603,7 @@ class Modeler {
     platform_ = s_.platform.empty() ? platform_for(machine_) : s_.platform;
     if (!s_.lib.empty()) {
       lib_ = s_.lib;
-    } else if (!trip.empty() && fs_.is_dir("/usr/lib/" + trip)) {
+    } else if (!trip.empty() && files_->is_dir("/usr/lib/" + trip)) {
       lib_ = "lib/" + trip;
     } else {
       lib_ = cls_is64_ ? "lib64" : "lib";
@@ -632,51 +679,23 @@ class Modeler {
     return false;
   }
 
-  // fs_.real_path with the directory part remembered: the candidates of one
-  // walk share a few directories, and resolving each path from the root costs
-  // a readlink per component (/opt/x/.venv/lib/python3.12/site-packages/...).
-  // Any thread.
-  std::string real_of(const std::string& path, int depth = 0) {
-    return real_paths_.get(path, [&] {
-      const std::string dir = path_dirname(path);
-      const std::string base = path_basename(path);
-      auto ls = fs_.lstat(path);
-      if (!ls || dir.empty() || dir == path || base.empty() || base == "." || base == ".." ||
-          depth > 8) {
-        auto rp = fs_.real_path(path);
-        return rp ? *rp : path;
-      }
-      const std::string& real_dir = real_dirs_.get(dir, [&] {
-        auto rp = fs_.real_path(dir);
-        return rp ? *rp : dir;
-      });
-      if (ls->type != FileType::symlink) return path_join(real_dir, base);
-      if (auto target = fs_.read_link(path);
-          target && !target->empty() && target->find('/') == std::string::npos) {
-        return real_of(path_join(real_dir, *target), depth + 1);  // "libx.so.9 -> libx.so.9.1"
-      }
-      auto rp = fs_.real_path(path);
-      return rp ? *rp : path;
-    });
+  // The real path of a candidate (LoaderFileCache::real_path): the candidates of one walk,
+  // and of the walks sharing the cache, share a few directories, and resolving each path
+  // from the root costs a readlink per component
+  // (/opt/x/.venv/lib/python3.12/site-packages/...). Any thread.
+  const std::string& real_of(const std::string& path) {
+    return files_->real_path(path);
   }
 
-  // Whether a search directory exists, asked once per directory per walk (as ld.so
-  // remembers the directories it found missing): most glibc-hwcaps ones do not.
+  // Whether a search directory exists, asked once per directory (as ld.so remembers the
+  // directories it found missing): most glibc-hwcaps ones do not.
   bool dir_exists(const std::string& dir) {
-    return dir_exists_.get(dir, [&] { return fs_.is_dir(dir); });
+    return files_->is_dir(dir);
   }
 
-  // The names in a directory, read once per walk; nullptr when it cannot be read.
+  // The names in a directory, read once; nullptr when it cannot be read.
   const std::unordered_set<std::string>* listing(const std::string& dir) {
-    const auto& names = listings_.get(dir, [&] {
-      std::optional<std::unordered_set<std::string>> out;
-      if (auto entries = fs_.list_dir(dir)) {
-        out.emplace();
-        for (auto& e : *entries) out->insert(std::move(e.name));
-      }
-      return out;
-    });
-    return names ? &*names : nullptr;
+    return files_->listing(dir);
   }
 
   // Object i's file is chosen and opened: it is loaded; its reads start and the
@@ -840,14 +859,11 @@ class Modeler {
   // Whether `path` is an ELF of our class and machine, else why not: what ld.so
   // checks before it takes a candidate (the header is read, not mapped).
   std::optional<std::string> unusable(const std::string& path) const {
-    auto head = fs_.read_head(path, 64);
-    if (!head) return "cannot read: " + head.error().message;
-    auto e = parse_elf_header(ByteView(*head), path);
-    if (!e) return "corrupt: " + e.error().message;
-    if (!*e) return std::string("not an ELF file");
-    if ((*e)->is_64 != cls_is64_ || (*e)->machine != machine_) {
-      return fmt::format("ELF {} {}, needed {} {}", class_name((*e)->is_64),
-                         elf_machine_name((*e)->machine), class_name(cls_is64_),
+    const LoaderFileCache::Header& h = files_->header(path);
+    if (!h.error.empty()) return h.error;
+    if (h.is_64 != cls_is64_ || h.machine != machine_) {
+      return fmt::format("ELF {} {}, needed {} {}", class_name(h.is_64),
+                         elf_machine_name(h.machine), class_name(cls_is64_),
                          elf_machine_name(machine_));
     }
     return std::nullopt;
@@ -875,7 +891,7 @@ class Modeler {
 
   void consider(LoadedObject& o, const std::string& path, SearchRule rule,
                 const std::string& detail, std::set<std::string>& seen_real) {
-    auto st = fs_.stat(path);
+    auto st = files_->stat(path);
     if (!st || st->type != FileType::regular) return;
     const std::string real = real_of(path);
     if (!seen_real.insert(real).second) return;  // same file by another path
@@ -939,7 +955,7 @@ class Modeler {
       // A copy in an ld.so.conf directory the cache does not know: stale cache.
       for (const auto& d : s_.conf_dirs) {
         const std::string p = path_join(d, o.name);
-        if (fs_.is_file(p) && !unusable(p)) {
+        if (auto st = files_->stat(p); st && st->type == FileType::regular && !unusable(p)) {
           o.problem += fmt::format(
               "; a copy exists in {} (listed in /etc/ld.so.conf) but /etc/ld.so.cache does not "
               "have it: run `sudo ldconfig`",
@@ -1104,8 +1120,7 @@ class Modeler {
           }
         }
       };
-      const size_t helpers =
-          std::min<size_t>(work.size(), TaskPool::size()) - (work.empty() ? 0 : 1);
+      const size_t helpers = std::min<size_t>(work.size(), pool_.size()) - (work.empty() ? 0 : 1);
       std::vector<std::future<void>> done;
       for (size_t t = 0; t < helpers; ++t) done.push_back(pool_.submit(worker));
       worker();
@@ -1195,10 +1210,8 @@ class Modeler {
   std::vector<std::string> defaults_;
   std::map<std::string, int> loaded_;
   std::map<int, RodataScan> scans_;  // started, not yet read, by object
-  // Shared by the lookups on the pool.
-  SharedMemo<std::string> real_paths_, real_dirs_;
-  SharedMemo<bool> dir_exists_;
-  SharedMemo<std::optional<std::unordered_set<std::string>>> listings_;
+  // Shared by the lookups on the pool, and by the walks given the same cache.
+  const std::shared_ptr<LoaderFileCache> files_;
   std::atomic<int64_t> search_ns_{0}, open_ns_{0};  // summed over the lookups
   // Lookups running ahead of the walk, by name, with the object that requested them; run
   // by whichever of the pool and the walk claims it first.
@@ -1221,10 +1234,138 @@ class Modeler {
   bool libcuda_added_ = false;
   const Clock::time_point start_;
   Tracer tracer_;
-  TaskPool pool_;  // last: destroyed (joined) first
+  TaskPool pool_{s_.parallel_lookups};  // last: destroyed (joined) first
 };
 
 }  // namespace
+
+struct LoaderFileCache::State {
+  explicit State(const FileSystem& f) : fs(f) {}
+  const FileSystem& fs;
+  SharedMemo<std::optional<FileStat>> stats;
+  SharedMemo<std::string> real_paths, real_dirs;
+  SharedMemo<std::optional<std::unordered_set<std::string>>> listings;
+  SharedMemo<Header> headers;
+  std::mutex elf_mutex;
+  std::unordered_map<FileKey, std::shared_ptr<const ElfInfo>, FileKeyHash> elves;
+  std::unordered_set<FileKey, FileKeyHash> not_elf;
+  std::atomic<uint64_t> n_stats{0}, n_listings{0}, n_headers{0}, n_parses{0};
+};
+
+LoaderFileCache::LoaderFileCache(const FileSystem& fs) : state_(std::make_unique<State>(fs)) {}
+LoaderFileCache::~LoaderFileCache() = default;
+
+const FileSystem& LoaderFileCache::fs() const {
+  return state_->fs;
+}
+
+std::optional<FileStat> LoaderFileCache::stat(const std::string& path) {
+  return state_->stats.get(path, [&] {
+    ++state_->n_stats;
+    return state_->fs.stat(path);
+  });
+}
+
+bool LoaderFileCache::is_dir(const std::string& path) {
+  auto st = stat(path);
+  return st && st->type == FileType::directory;
+}
+
+const std::string& LoaderFileCache::real_path(const std::string& path) {
+  return state_->real_paths.get(path, [&] {
+    const FileSystem& fs = state_->fs;
+    // A link to a name in its own directory ("libx.so.9 -> libx.so.9.1") is followed here,
+    // up to 8 deep; anything else is FileSystem::real_path's.
+    std::string p = path;
+    for (int depth = 0;; ++depth) {
+      const std::string dir = path_dirname(p);
+      const std::string base = path_basename(p);
+      auto ls = fs.lstat(p);
+      if (!ls || dir.empty() || dir == p || base.empty() || base == "." || base == ".." ||
+          depth > 8) {
+        auto rp = fs.real_path(p);
+        return rp ? *rp : p;
+      }
+      const std::string& real_dir = state_->real_dirs.get(dir, [&] {
+        auto rp = fs.real_path(dir);
+        return rp ? *rp : dir;
+      });
+      if (ls->type != FileType::symlink) return path_join(real_dir, base);
+      auto target = fs.read_link(p);
+      if (!target || target->empty() || target->find('/') != std::string::npos) {
+        auto rp = fs.real_path(p);
+        return rp ? *rp : p;
+      }
+      p = path_join(real_dir, *target);
+    }
+  });
+}
+
+const std::unordered_set<std::string>* LoaderFileCache::listing(const std::string& dir) {
+  const auto& names = state_->listings.get(dir, [&] {
+    ++state_->n_listings;
+    std::optional<std::unordered_set<std::string>> out;
+    if (auto entries = state_->fs.list_dir(dir)) {
+      out.emplace();
+      for (auto& e : *entries) out->insert(std::move(e.name));
+    }
+    return out;
+  });
+  return names ? &*names : nullptr;
+}
+
+const LoaderFileCache::Header& LoaderFileCache::header(const std::string& path) {
+  return state_->headers.get(path, [&] {
+    ++state_->n_headers;
+    Header h;
+    auto head = state_->fs.read_head(path, 64);
+    if (!head) {
+      h.error = "cannot read: " + head.error().message;
+      return h;
+    }
+    auto e = parse_elf_header(ByteView(*head), path);
+    if (!e) {
+      h.error = "corrupt: " + e.error().message;
+    } else if (!*e) {
+      h.error = "not an ELF file";
+    } else {
+      h.is_64 = (*e)->is_64;
+      h.machine = (*e)->machine;
+    }
+    return h;
+  });
+}
+
+Result<std::shared_ptr<const ElfInfo>> LoaderFileCache::elf(const std::string& path,
+                                                            bool versions) {
+  std::optional<FileKey> key;
+  if (auto st = stat(path); st && st->type == FileType::regular && st->inode != 0) {
+    key = FileKey{st->device, st->inode, st->size, st->mtime, st->mtime_nsec, versions};
+    std::lock_guard<std::mutex> lock(state_->elf_mutex);
+    if (auto it = state_->elves.find(*key); it != state_->elves.end()) return it->second;
+    if (state_->not_elf.contains(*key)) return std::shared_ptr<const ElfInfo>();
+  }
+  // Two threads asking for one new file both parse it (the first result is kept): cheaper
+  // than making one wait, and rare (the walks ask for a file once).
+  auto m = state_->fs.map_file(path);
+  if (!m) return fail(fmt::format("{}: cannot read: {}", path, m.error().message));
+  ++state_->n_parses;
+  auto e = parse_elf((*m)->bytes(), path, ElfParseOptions{.versions = versions});
+  if (!e) return std::unexpected(e.error());
+  std::shared_ptr<const ElfInfo> info;
+  if (*e) info = std::make_shared<const ElfInfo>(std::move(**e));
+  if (key) {
+    std::lock_guard<std::mutex> lock(state_->elf_mutex);
+    if (info) return state_->elves.try_emplace(*key, info).first->second;
+    state_->not_elf.insert(*key);
+  }
+  return info;
+}
+
+LoaderFileCache::Counts LoaderFileCache::counts() const {
+  return {state_->n_stats.load(), state_->n_listings.load(), state_->n_headers.load(),
+          state_->n_parses.load()};
+}
 
 std::string_view search_rule_name(SearchRule rule) {
   switch (rule) {

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -52,6 +53,56 @@ enum class SearchRule {
 // "DT_RPATH", "LD_LIBRARY_PATH", "ld.so.cache", ...
 std::string_view search_rule_name(SearchRule rule);
 
+// What the walks of model_linux_load learn about the files of one FileSystem, kept for
+// every walk given the same cache (LinuxLoaderSettings::files): each path's stat, real
+// path, directory listing and ELF header once per path, and each file's parsed ELF once
+// per file, the file being its device, inode, size and modification time (the hard links
+// of one file, as conda's package cache leaves them in every environment, are one file).
+// Walks that share one take the files not to change while they run (doctor: one report of
+// one moment); a walk without one gets its own. Thread-safe.
+class LoaderFileCache {
+ public:
+  explicit LoaderFileCache(const FileSystem& fs);
+  ~LoaderFileCache();
+  LoaderFileCache(const LoaderFileCache&) = delete;
+  LoaderFileCache& operator=(const LoaderFileCache&) = delete;
+
+  const FileSystem& fs() const;
+  std::optional<FileStat> stat(const std::string& path);
+  bool is_dir(const std::string& path);
+  // The path with its symbolic links resolved: its directory's real path (asked once per
+  // directory) joined with the name, a link in the same directory followed by name; else
+  // FileSystem::real_path; the path itself when that fails.
+  const std::string& real_path(const std::string& path);
+  // The names in a directory; nullptr when it cannot be read.
+  const std::unordered_set<std::string>* listing(const std::string& dir);
+  // A file's ELF header (its first 64 bytes, read, not mapped): `error` says why it is not
+  // one ("cannot read: ...", "corrupt: ...", "not an ELF file"), else class and machine.
+  struct Header {
+    std::string error;
+    bool is_64 = false;
+    uint16_t machine = 0;
+  };
+  const Header& header(const std::string& path);
+  // The file parsed by parse_elf (ElfParseOptions::versions = `versions`); nullptr: not an
+  // ELF file. An unreadable or corrupt file is an Error, not kept (asked again, read again).
+  Result<std::shared_ptr<const ElfInfo>> elf(const std::string& path, bool versions);
+
+  // The work done so far, for tests and timing: each counts the file system or parser calls
+  // made, not the questions asked.
+  struct Counts {
+    uint64_t stats = 0;         // stat calls
+    uint64_t listings = 0;      // directories read
+    uint64_t header_reads = 0;  // ELF headers read
+    uint64_t elf_parses = 0;    // files mapped and parsed by parse_elf
+  };
+  Counts counts() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
 struct LinuxLoaderSettings {
   std::vector<std::string> ld_library_path;
   std::optional<LdCache> cache;
@@ -89,6 +140,13 @@ struct LinuxLoaderSettings {
   // joining and unmapping them before returning (1-3 ms on the H200 VM): for a caller
   // that exits right after its output and leaves that to the kernel (`dlenv deps`).
   bool keep_resources = false;
+  // The walk's lookups, symbol tables and string scans run ahead on a pool of the machine's
+  // hardware threads; false: no threads, the walk does each itself when it needs it (for a
+  // caller that runs many walks, side by side on its own threads).
+  bool parallel_lookups = true;
+  // Shared with other walks on the same FileSystem (see LoaderFileCache); none: the walk
+  // keeps its own.
+  std::shared_ptr<LoaderFileCache> files;
 };
 
 struct LoadCandidate {
