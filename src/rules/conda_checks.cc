@@ -2,7 +2,6 @@
 // virtual package.
 #include <algorithm>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "kb/error_signature.h"
@@ -16,7 +15,6 @@ namespace dlenv {
 namespace {
 
 using namespace pyrules;
-using json = nlohmann::json;
 namespace py = pyrules;
 
 const CondaPackage* conda_pkg(const PythonEnv& e, std::string_view name) {
@@ -46,7 +44,6 @@ std::optional<std::pair<Version, const CondaPackage*>> conda_cuda(const PythonEn
 namespace checks {
 
 using namespace pyrules;
-using json = nlohmann::json;
 namespace py = pyrules;
 
 // pytorch (pytorch channel: py3.11_cpu_0 / py3.11_cuda12.1_cudnn8.9.2_0; conda-forge:

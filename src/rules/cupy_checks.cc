@@ -1,7 +1,6 @@
 // CuPy: several CuPy packages in one environment, and the CUDA major of the one installed.
 #include <algorithm>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "kb/error_signature.h"
@@ -15,7 +14,6 @@ namespace dlenv {
 namespace checks {
 
 using namespace pyrules;
-using json = nlohmann::json;
 namespace py = pyrules;
 
 void cupy_multiple(const Ctx& c, Findings& out) {

@@ -3,7 +3,6 @@
 // forward-compatibility support (error 804).
 #include <algorithm>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "kb/error_signature.h"
@@ -17,7 +16,6 @@ namespace dlenv {
 namespace {
 
 using namespace rule_helpers;
-using json = nlohmann::json;
 namespace py = pyrules;
 
 bool in_compat_dir(std::string_view path) {
@@ -32,7 +30,6 @@ bool in_compat_dir(std::string_view path) {
 namespace checks {
 
 using namespace rule_helpers;
-using json = nlohmann::json;
 namespace py = pyrules;
 
 void fabric_manager(const Ctx& c, Findings& out) {

@@ -2,7 +2,6 @@
 // ptxas for XLA (JAX, and TensorFlow's jit_compile).
 #include <algorithm>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "kb/error_signature.h"
@@ -16,7 +15,6 @@ namespace dlenv {
 namespace {
 
 using namespace pyrules;
-using json = nlohmann::json;
 namespace py = pyrules;
 
 // System CUDA/cuDNN library directories that LD_LIBRARY_PATH puts first.
@@ -48,7 +46,6 @@ std::vector<Evidence> ld_library_path_cuda_dirs(const Facts& f) {
 namespace checks {
 
 using namespace pyrules;
-using json = nlohmann::json;
 namespace py = pyrules;
 
 void jax_cpu_only(const Ctx& c, Findings& out) {

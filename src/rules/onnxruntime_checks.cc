@@ -2,7 +2,6 @@
 // provider needs.
 #include <algorithm>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "kb/error_signature.h"
@@ -16,7 +15,6 @@ namespace dlenv {
 namespace {
 
 using namespace pyrules;
-using json = nlohmann::json;
 namespace py = pyrules;
 
 // The provider library's own dependency list, resolved by the loader model: the exact
@@ -101,7 +99,6 @@ void ort_provider_needed(const Ctx& c, const PythonEnv& e, const PythonPackage& 
 namespace checks {
 
 using namespace pyrules;
-using json = nlohmann::json;
 namespace py = pyrules;
 
 void ort_both(const Ctx& c, Findings& out) {

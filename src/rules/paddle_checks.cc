@@ -1,7 +1,6 @@
 // PaddlePaddle: the CPU package where a GPU is present, and the cuDNN its build loads.
 #include <algorithm>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "kb/error_signature.h"
@@ -15,7 +14,6 @@ namespace dlenv {
 namespace {
 
 using namespace pyrules;
-using json = nlohmann::json;
 namespace py = pyrules;
 
 std::string lib_dir_of(const std::string& path) {
@@ -27,7 +25,6 @@ std::string lib_dir_of(const std::string& path) {
 namespace checks {
 
 using namespace pyrules;
-using json = nlohmann::json;
 namespace py = pyrules;
 
 void paddle_cpu(const Ctx& c, Findings& out) {

@@ -1,6 +1,7 @@
 #include "rules/python_common.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "util/strings.h"

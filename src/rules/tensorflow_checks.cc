@@ -2,7 +2,6 @@
 // it dlopens, a driver it cannot find, its cuDNN minor and TensorRT.
 #include <algorithm>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "kb/error_signature.h"
@@ -16,7 +15,6 @@ namespace dlenv {
 namespace checks {
 
 using namespace pyrules;
-using json = nlohmann::json;
 namespace py = pyrules;
 
 void tf_gpu_package(const Ctx& c, Findings& out) {

@@ -1,7 +1,6 @@
 // Windows PATH and CUDA_PATH: the toolkit each selects, a PATH the shell has not reloaded, and
 // install paths with characters that break tools.
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "rules/checks.h"
@@ -14,7 +13,6 @@ namespace dlenv {
 namespace {
 
 using namespace windows_common;
-using json = nlohmann::json;
 
 const ToolkitFacts* toolkit_at(const Facts& f, std::string_view root) {
   for (const auto& t : f.toolkits) {
@@ -107,7 +105,6 @@ bool unusual(std::string_view p) {
 namespace checks {
 
 using namespace windows_common;
-using json = nlohmann::json;
 
 // A13 (win-cuda-path-confusion): CUDA_PATH unset or naming no toolkit, its bin folder off
 // PATH, or -- when it is on PATH -- another toolkit's bin folder found first.

@@ -1,7 +1,6 @@
 // Windows run-time libraries: the Visual C++ runtime, an MSVC runtime too old for torch
 // (c10.dll, error 1114), fbgemm.dll's libomp140, several OpenMP runtimes in one process.
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "rules/checks.h"
@@ -14,7 +13,6 @@ namespace dlenv {
 namespace {
 
 using namespace windows_common;
-using json = nlohmann::json;
 
 const WinFile* system_copy(const WindowsFacts& w, std::string_view name) {
   for (const auto& f : w.msvc_runtime) {
@@ -42,7 +40,6 @@ bool has_torch(const Facts& f) {
 namespace checks {
 
 using namespace windows_common;
-using json = nlohmann::json;
 
 void win_vcredist(const Ctx& c, Findings& out) {
   const WindowsFacts* w = win(c);
