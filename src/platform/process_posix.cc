@@ -31,6 +31,8 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kDrainGrace = std::chrono::milliseconds(100);
 // How long to wait for a SIGKILLed child to be reaped before handing it to a thread.
 constexpr auto kReapWait = std::chrono::milliseconds(500);
+// How long after both output pipes closed an unreaped child is looked at every millisecond.
+constexpr auto kPipesClosedFastWait = std::chrono::milliseconds(100);
 
 class Pipe {
  public:
@@ -255,6 +257,7 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
   bool stopped = false;  // on_stdout wanted no more: the group is killed
   int status = 0;
   std::optional<Clock::time_point> exited_at;
+  std::optional<Clock::time_point> pipes_closed_at;  // both output pipes reached EOF
 
   for (;;) {
     if (!reaped) {
@@ -288,6 +291,12 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv,
     if (out_open) fds[n++] = pollfd{out_pipe.read_end(), POLLIN, 0};
     if (err_open) fds[n++] = pollfd{err_pipe.read_end(), POLLIN, 0};
     if (n == 0) {
+      // Both pipes closed, the child not reaped yet: it is usually exiting (a process closes
+      // its descriptors on the way out, a moment before wait4 sees it), so look again within
+      // a millisecond for kPipesClosedFastWait; a child that lives on past that is looked at
+      // every `wait` as before. (A 20 ms sleep here was half of doctor's live-probe wait.)
+      if (!pipes_closed_at) pipes_closed_at = now;
+      if (now - *pipes_closed_at < kPipesClosedFastWait) wait = std::chrono::milliseconds(1);
       std::this_thread::sleep_for(wait);
       continue;
     }
