@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`dlenv doctor --json` of two builds, run alternately on this machine.
 
-Usage: bench/doctor_before_after.py BEFORE_DLENV AFTER_DLENV [RUNS]
+Usage: bench/doctor_before_after.py BEFORE_DLENV AFTER_DLENV [RUNS [DOCTOR_ARG...]]
+(DOCTOR_ARGs follow `doctor --json`, e.g. --no-live.)
 Prints the median and minimum wall time of each (the first run of each dropped: a cold
 cache), their ratio, and the medians of the report's own timing_ms phases. On a shared
 machine only the ratio of the two, measured in the same run, means anything.
@@ -14,13 +15,14 @@ import time
 
 before, after = sys.argv[1], sys.argv[2]
 runs = int(sys.argv[3]) if len(sys.argv) > 3 else 81
+extra = sys.argv[4:]
 bins = [("before", before), ("after", after)]
 wall = {k: [] for k, _ in bins}
 phases = {k: {} for k, _ in bins}
 for i in range(runs):
     for name, exe in (bins if i % 2 == 0 else list(reversed(bins))):
         t = time.perf_counter()
-        r = subprocess.run([exe, "doctor", "--json"], capture_output=True, text=True)
+        r = subprocess.run([exe, "doctor", "--json", *extra], capture_output=True, text=True)
         wall[name].append((time.perf_counter() - t) * 1000)
         for key, v in json.loads(r.stdout).get("timing_ms", {}).items():
             if isinstance(v, (int, float)):
