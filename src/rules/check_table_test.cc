@@ -220,6 +220,221 @@ const std::vector<Row>& rows() {
        Os::linux,
        {"cudnn-mixed-versions"},
        {"cudnn-header-library-mismatch"}},
+      {"a CPU-only torch on a GPU machine",
+       [] {
+         return healthy_gpu_machine()
+             .python_env("/home/u/venv")
+             .framework("torch", "torch", "2.11.0+cpu", "", "cpu")
+             .build();
+       },
+       Os::linux,
+       {"torch-cpu-build-installed"},
+       {"torch-driver-too-old"}},
+      {"a CPU-only torch on a machine without a GPU",
+       [] {
+         return FactsBuilder()
+             .python_env("/home/u/venv")
+             .framework("torch", "torch", "2.11.0+cpu", "", "cpu")
+             .build();
+       },
+       Os::linux,
+       {},
+       {"torch-cpu-build-installed"}},
+      {"torch cu130 with driver 535 (CUDA 12.2)",
+       [] {
+         return FactsBuilder()
+             .driver("535.183.01", 12020)
+             .gpu("NVIDIA H200", {9, 0})
+             .python_env("/home/u/venv")
+             .framework("torch", "torch", "2.11.0+cu130", "13.0", "cu130")
+             .build();
+       },
+       Os::linux,
+       {"torch-driver-too-old"},
+       {"torch-cpu-build-installed"}},
+      {"torch cu130 with driver 580 (CUDA 13.0)",
+       [] {
+         return healthy_gpu_machine()
+             .python_env("/home/u/venv")
+             .framework("torch", "torch", "2.11.0+cu130", "13.0", "cu130")
+             .build();
+       },
+       Os::linux,
+       {},
+       {"torch-driver-too-old", "torch-cpu-build-installed"}},
+      {"a CPU-only jaxlib on a GPU machine",
+       [] {
+         return healthy_gpu_machine()
+             .python_env("/home/u/venv")
+             .framework("jax", "jax", "0.7.2", "")
+             .build();
+       },
+       Os::linux,
+       {"jax-cpu-only-jaxlib"},
+       {}},
+      {"jax with its CUDA 13 plugin",
+       [] {
+         return healthy_gpu_machine()
+             .python_env("/home/u/venv")
+             .framework("jax", "jax", "0.7.2", "13")
+             .build();
+       },
+       Os::linux,
+       {},
+       {"jax-cpu-only-jaxlib"}},
+      {"paddlepaddle (the CPU package) on a GPU machine",
+       [] {
+         return healthy_gpu_machine()
+             .python_env("/home/u/venv")
+             .framework("paddle", "paddlepaddle", "3.0.0", "")
+             .build();
+       },
+       Os::linux,
+       {"paddle-cpu-package-installed"},
+       {}},
+      {"paddlepaddle-gpu alone",
+       [] {
+         return healthy_gpu_machine()
+             .python_env("/home/u/venv")
+             .framework("paddle", "paddlepaddle-gpu", "3.0.0", "12.6")
+             .build();
+       },
+       Os::linux,
+       {},
+       {"paddle-cpu-package-installed"}},
+      {"onnxruntime and onnxruntime-gpu in one environment",
+       [] {
+         return healthy_gpu_machine()
+             .python_env("/home/u/venv")
+             .package("onnxruntime", "1.22.0")
+             .package("onnxruntime-gpu", "1.22.0")
+             .build();
+       },
+       Os::linux,
+       {"ort-cpu-and-gpu-packages-coexist"},
+       {"tensorflow-gpu-package-removed"}},
+      {"onnxruntime-gpu alone",
+       [] {
+         return healthy_gpu_machine()
+             .python_env("/home/u/venv")
+             .package("onnxruntime-gpu", "1.22.0")
+             .build();
+       },
+       Os::linux,
+       {},
+       {"ort-cpu-and-gpu-packages-coexist"}},
+      {"two CuPy packages",
+       [] {
+         return healthy_gpu_machine()
+             .python_env("/home/u/venv")
+             .framework("cupy", "cupy-cuda12x", "13.4.0", "12")
+             .framework_cuda_packages({"cupy-cuda12x", "cupy-cuda13x"})
+             .build();
+       },
+       Os::linux,
+       {"cupy-multiple-packages"},
+       {}},
+      {"one CuPy package",
+       [] {
+         return healthy_gpu_machine()
+             .python_env("/home/u/venv")
+             .framework("cupy", "cupy-cuda13x", "14.2.0", "13")
+             .framework_cuda_packages({"cupy-cuda13x"})
+             .build();
+       },
+       Os::linux,
+       {},
+       {"cupy-multiple-packages"}},
+      {"the removed tensorflow-gpu package",
+       [] {
+         return healthy_gpu_machine()
+             .python_env("/home/u/venv")
+             .package("tensorflow-gpu", "2.10.0")
+             .build();
+       },
+       Os::linux,
+       {"tensorflow-gpu-package-removed"},
+       {"ort-cpu-and-gpu-packages-coexist"}},
+      {"a 32-bit Python on Windows",
+       [] {
+         return FactsBuilder()
+             .windows()
+             .python_env("/Python311-32", "3.11.7")
+             .python_bits(32)
+             .build();
+       },
+       Os::windows,
+       {"win-32bit-python-no-torch"},
+       {}},
+      {"a 64-bit Python on Windows",
+       [] { return FactsBuilder().windows().python_env("/Python311", "3.11.7").build(); },
+       Os::windows,
+       {},
+       {"win-32bit-python-no-torch"}},
+      {"WSL 1",
+       [] { return FactsBuilder().with([](Facts& f) { f.system.wsl.version = 1; }).build(); },
+       Os::linux,
+       {"wsl1-has-no-gpu"},
+       {}},
+      {"WSL 2",
+       [] {
+         return healthy_gpu_machine().with([](Facts& f) { f.system.wsl.version = 2; }).build();
+       },
+       Os::linux,
+       {},
+       {"wsl1-has-no-gpu"}},
+      {"torch in a container with a 64 MiB /dev/shm",
+       [] {
+         return healthy_gpu_machine()
+             .container("docker")
+             .with([](Facts& f) {
+               f.system.container.shm_bytes = Fact<uint64_t>::known(64ull << 20, "/dev/shm");
+             })
+             .python_env("/opt/venv")
+             .framework("torch", "torch", "2.11.0+cu130", "13.0", "cu130")
+             .build();
+       },
+       Os::linux,
+       {"container-shm-too-small"},
+       {"wsl1-has-no-gpu"}},
+      {"a container with an 8 GiB /dev/shm",
+       [] {
+         return healthy_gpu_machine()
+             .container("docker")
+             .with([](Facts& f) {
+               f.system.container.shm_bytes = Fact<uint64_t>::known(8ull << 30, "/dev/shm");
+             })
+             .build();
+       },
+       Os::linux,
+       {},
+       {"container-shm-too-small"}},
+      {"Secure Boot on, a GPU on the bus, no nvidia module loaded",
+       [] {
+         return FactsBuilder()
+             .pci_gpu("")
+             .with([](Facts& f) {
+               f.system.kernel.secure_boot = Fact<bool>::known(true, "/sys/firmware/efi/efivars");
+               f.system.kernel.nvidia_modules["/lib/modules/6.8.0/updates/dkms/nvidia.ko"] =
+                   "unsigned";
+             })
+             .build();
+       },
+       Os::linux,
+       {"secure-boot-blocks-unsigned-module"},
+       {}},
+      {"Secure Boot on with the nvidia module loaded",
+       [] {
+         return healthy_gpu_machine()
+             .pci_gpu()
+             .with([](Facts& f) {
+               f.system.kernel.secure_boot = Fact<bool>::known(true, "/sys/firmware/efi/efivars");
+             })
+             .build();
+       },
+       Os::linux,
+       {},
+       {"secure-boot-blocks-unsigned-module"}},
       {"Windows without nvcuda.dll",
        [] { return FactsBuilder().windows().build(); },
        Os::windows,

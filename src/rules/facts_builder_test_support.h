@@ -138,9 +138,72 @@ class FactsBuilder {
         Fact<std::string>::unknown(FactStatus::not_found, "no nvcuda.dll", "System32");
     return *this;
   }
+  // A Python environment at `prefix` (a venv of Python `version`); the methods below add to the
+  // newest one.
+  FactsBuilder& python_env(const std::string& prefix, const std::string& version = "3.12.3") {
+    PythonEnv e;
+    e.prefix = prefix;
+    e.interpreter = Fact<std::string>::known(prefix + "/bin/python", prefix);
+    e.version = Fact<std::string>::known(version, prefix + "/pyvenv.cfg");
+    e.bits = Fact<int>::known(64, prefix + "/bin/python");
+    e.kind = "venv";
+    const std::string mm = version.substr(0, version.rfind('.'));
+    e.site_packages = {prefix + "/lib/python" + mm + "/site-packages"};
+    f_.python.push_back(e);
+    return *this;
+  }
+  FactsBuilder& package(const std::string& name, const std::string& version) {
+    PythonPackage p;
+    p.name = name;
+    p.version = version;
+    p.installer = "pip";
+    p.location = f_.python.back().site_packages.front();
+    p.source = p.location + "/" + name + "-" + version + ".dist-info/METADATA";
+    f_.python.back().packages.push_back(p);
+    return *this;
+  }
+  // A framework as the Python probe reports it: `cuda` "" for a CPU build, `tag` the local label.
+  FactsBuilder& framework(const std::string& name, const std::string& package,
+                          const std::string& version, const std::string& cuda,
+                          const std::string& tag = "") {
+    FrameworkFacts fw;
+    fw.name = name;
+    fw.package = package;
+    fw.version = version;
+    fw.local_tag = tag;
+    const std::string src = f_.python.back().site_packages.front() + "/" + name;
+    if (cuda.empty()) {
+      fw.cuda = Fact<std::string>::unknown(FactStatus::not_found, "a CPU build", src);
+    } else {
+      fw.cuda = Fact<std::string>::known(cuda, src);
+    }
+    fw.cuda_build = Fact<bool>::known(!cuda.empty(), src);
+    f_.python.back().frameworks.push_back(fw);
+    return package_if_missing(package, version);
+  }
+  FactsBuilder& framework_cuda_packages(std::vector<std::string> names) {
+    f_.python.back().frameworks.back().cuda_packages = std::move(names);
+    return *this;
+  }
+  FactsBuilder& python_bits(int bits) {
+    f_.python.back().bits = Fact<int>::known(bits, f_.python.back().prefix);
+    return *this;
+  }
+  // Any other fact, set by hand: .with([](Facts& f) { f.system.wsl.version = 1; }).
+  template <class F>
+  FactsBuilder& with(F set) {
+    set(f_);
+    return *this;
+  }
   Facts build() const { return f_; }
 
  private:
+  FactsBuilder& package_if_missing(const std::string& name, const std::string& version) {
+    for (const auto& p : f_.python.back().packages) {
+      if (p.name == name) return *this;
+    }
+    return package(name, version);
+  }
   Facts f_;
 };
 
