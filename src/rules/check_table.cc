@@ -119,18 +119,6 @@ const std::vector<Check>& check_table() {
   return table;
 }
 
-bool check_may_report(const Check& check, std::string_view id) {
-  for (FindingId e : check.emits) {
-    if (finding_name(e) == id) return true;
-  }
-  if (check.reports_signature_ids) {
-    for (const ErrorSignature& s : kErrorSignatures) {
-      if (finding_name(s.id) == id) return true;
-    }
-  }
-  return false;
-}
-
 std::vector<FindingId> ids_reported_by(const Check& check) {
   std::vector<FindingId> ids = check.emits;
   if (check.reports_signature_ids) {
@@ -143,12 +131,16 @@ std::vector<FindingId> ids_reported_by(const Check& check) {
   return once;
 }
 
+bool check_may_report(const Check& check, std::string_view id) {
+  const auto ids = ids_reported_by(check);
+  return std::any_of(ids.begin(), ids.end(), [&](FindingId e) { return finding_name(e) == id; });
+}
+
 std::vector<CheckOutput> run_checks(const Facts& facts, const Kb& kb, Os os) {
   const RuleContext c{facts, kb, os};
   std::vector<CheckOutput> out;
   out.reserve(check_table().size());
   for (const Check& check : check_table()) {
-    if (!check.run) continue;
     CheckOutput o{&check, {}};
     check.run(c, o.findings);
     out.push_back(std::move(o));

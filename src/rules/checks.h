@@ -42,7 +42,7 @@ using CheckFn = void (*)(const RuleContext&, std::vector<Finding>&);
 struct Check {
   std::string_view name;         // the function
   std::string_view checks;       // what it checks, in words
-  CheckFn run;                   // nullptr: reported by `dlenv verify` (the gpu layer)
+  CheckFn run;                   // the check
   std::vector<FindingId> emits;  // every id it may report
   unsigned reads = 0;            // fact_area bits
   // It may also report any id an error signature of the catalog names (kErrorSignatures).
